@@ -1,0 +1,397 @@
+package arrowschema
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+)
+
+// Names of the columns the exporter adds to every data file.
+const (
+	ColOpType        = "op_type"
+	ColOpTS          = "op_ts"
+	ColXID           = "xid"
+	ColPos           = "pos"
+	ColAbsentColumns = "absent_columns" // columns missing from a partial row image
+	ColBeforeImage   = "before_image"   // the before image as a struct
+)
+
+// Options control how schemas are built.
+type Options struct {
+	// Hints force a column's type. Keys are "TABLE:COLUMN"; TABLE may be
+	// "*" for every table. They win over everything else.
+	Hints map[string]Type
+	// BeforeImage adds the before image as a struct column.
+	BeforeImage bool
+}
+
+// ParseHints parses "TABLE:COLUMN" → type-string hints, reporting every
+// bad entry at once.
+func ParseHints(raw map[string]string) (map[string]Type, error) {
+	out := make(map[string]Type, len(raw))
+	var problems []string
+	for k, v := range raw {
+		i := strings.LastIndexByte(k, ':')
+		if i <= 0 || i == len(k)-1 {
+			problems = append(problems, fmt.Sprintf("type hint key %q: want TABLE:COLUMN (TABLE may be *)", k))
+			continue
+		}
+		t, err := ParseType(v)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("type hint %q: %v", k, err))
+			continue
+		}
+		out[k] = t
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return out, nil
+}
+
+// Column is one table column of a schema version.
+type Column struct {
+	Name       string
+	Type       Type
+	Nullable   bool   // as the source declares it
+	Key        bool   // part of the key known to the source
+	SourceType string // the metadata's primitive (string, number, boolean)
+	TypeFrom   string // hint, json-schema, ddl or default
+}
+
+// Version is one schema version of a table. Its schema never changes once
+// handed out (a new Version value replaces it); only the completion of a
+// provisional version with the same schema clears Provisional and Hold.
+type Version struct {
+	Table       string
+	Number      int
+	Columns     []Column
+	Schema      *arrow.Schema // the data-file schema, metacolumns included
+	Metadata    cdc.TableMetadata
+	DDL         string    // the statement that opened this version, if any
+	OpenedAtPos string    // source pos of the record that opened it
+	OpenedAtTS  time.Time // op_ts of that record, if it had one
+	// Provisional is true while the version was derived from a DDL
+	// statement and the refreshed metadata has not arrived yet.
+	Provisional bool
+	// Hold is true when DML for this version must wait for the refreshed
+	// metadata because the DDL that opened it was not understood.
+	Hold bool
+
+	index map[string]int
+}
+
+// ColumnIndex returns the position of a table column in Columns.
+func (v *Version) ColumnIndex(name string) (int, bool) {
+	i, ok := v.index[name]
+	return i, ok
+}
+
+// EventKind says what a catalog change means for open files.
+type EventKind uint8
+
+const (
+	// EventOpened: a new version number was opened; files of the previous
+	// version must be closed.
+	EventOpened EventKind = iota + 1
+	// EventReplaced: the refreshed metadata completed a provisional version
+	// with a different schema; the version number stays, open files of the
+	// provisional schema must be closed.
+	EventReplaced
+	// EventCompleted: the refreshed metadata confirmed a provisional
+	// version; nothing to close, but the description should be rewritten.
+	EventCompleted
+)
+
+// Event reports a schema change to the caller.
+type Event struct {
+	Kind     EventKind
+	Version  *Version
+	Previous *Version // nil for a table's first version
+}
+
+// Catalog keeps the schema versions of every table. It is not safe for
+// concurrent use.
+type Catalog struct {
+	opts    Options
+	schemas map[string]*JSONSchemaInfo // by id, in-band JSON Schema records
+	order   []string                   // schema ids, newest last
+	tables  map[string]*tableState
+}
+
+type tableState struct {
+	current  *Version
+	ddlTypes map[string]string // column → SQL type from DDL statements
+	// openingDDL is a DDL seen before the table's first metadata.
+	openingDDL string
+}
+
+// NewCatalog returns an empty catalog.
+func NewCatalog(opts Options) *Catalog {
+	return &Catalog{opts: opts, schemas: map[string]*JSONSchemaInfo{}, tables: map[string]*tableState{}}
+}
+
+// Current returns the version in force for table, or nil.
+func (c *Catalog) Current(table string) *Version {
+	if st := c.tables[table]; st != nil {
+		return st.current
+	}
+	return nil
+}
+
+// Tables returns the number of tables with a version.
+func (c *Catalog) Tables() int { return len(c.tables) }
+
+// ApplySchemaRecord caches a JSON Schema record by id. Records sent again
+// replace the earlier one. It does not change any version by itself: the
+// refined types take effect with the table's next metadata.
+func (c *Catalog) ApplySchemaRecord(id string, doc []byte) error {
+	info, err := ParseJSONSchema(id, doc)
+	if err != nil {
+		return err
+	}
+	if _, seen := c.schemas[id]; seen {
+		for i, o := range c.order {
+			if o == id {
+				c.order = append(c.order[:i], c.order[i+1:]...)
+				break
+			}
+		}
+	}
+	c.schemas[id] = info
+	c.order = append(c.order, id)
+	return nil
+}
+
+// ApplyMetadata takes an OBJECT_METADATA record. It returns an event when
+// the table's version changes, nil when the metadata repeats the cached one.
+func (c *Catalog) ApplyMetadata(md cdc.TableMetadata, pos string, ts time.Time) (*Event, error) {
+	st := c.tables[md.Table]
+	if st == nil {
+		st = &tableState{ddlTypes: map[string]string{}}
+	}
+	next, err := c.build(md, st)
+	if err != nil {
+		return nil, err
+	}
+	cur := st.current
+	c.tables[md.Table] = st
+	switch {
+	case cur == nil:
+		next.Number, next.DDL, next.OpenedAtPos, next.OpenedAtTS = 1, st.openingDDL, pos, ts
+		st.current = next
+		return &Event{Kind: EventOpened, Version: next}, nil
+	case cur.Provisional:
+		// The refresh that follows a DDL completes the version it opened.
+		if sameColumns(cur.Columns, next.Columns) {
+			// Same schema: keep the Version value so open buffers stay open.
+			cur.Provisional, cur.Hold, cur.Metadata = false, false, md
+			return &Event{Kind: EventCompleted, Version: cur}, nil
+		}
+		next.Number, next.DDL, next.OpenedAtPos, next.OpenedAtTS = cur.Number, cur.DDL, cur.OpenedAtPos, cur.OpenedAtTS
+		st.current = next
+		return &Event{Kind: EventReplaced, Version: next, Previous: cur}, nil
+	case sameColumns(cur.Columns, next.Columns) && cur.Metadata.Equal(md):
+		return nil, nil
+	default:
+		next.Number, next.OpenedAtPos, next.OpenedAtTS = cur.Number+1, pos, ts
+		st.current = next
+		return &Event{Kind: EventOpened, Version: next, Previous: cur}, nil
+	}
+}
+
+// ApplyDDL takes a DDL record for a table. A DDL for a table with a version
+// opens the next version: its columns are the cached ones with the
+// statement applied when it is understood; otherwise the version holds
+// DML until the refreshed metadata arrives.
+func (c *Catalog) ApplyDDL(table, statement, pos string, ts time.Time) (*Event, error) {
+	parsed := ParseDDL(statement)
+	st := c.tables[table]
+	if st == nil {
+		st = &tableState{ddlTypes: map[string]string{}}
+		c.tables[table] = st
+	}
+	for _, col := range parsed.Create {
+		st.ddlTypes[col.Name] = col.SQLType
+	}
+	cur := st.current
+	if cur == nil {
+		st.openingDDL = statement
+		return nil, nil
+	}
+	md := cdc.TableMetadata{Table: table, Columns: append([]cdc.Column(nil), cur.Metadata.Columns...)}
+	hold := !parsed.Understood
+	if parsed.Understood {
+		var ok bool
+		if md.Columns, ok = applyAlters(md.Columns, parsed.Alters, st.ddlTypes); !ok {
+			hold = true
+			md.Columns = cur.Metadata.Columns
+		}
+	}
+	next, err := c.build(md, st)
+	if err != nil {
+		return nil, err
+	}
+	next.Number, next.DDL, next.OpenedAtPos, next.OpenedAtTS = cur.Number+1, statement, pos, ts
+	next.Provisional, next.Hold = true, hold
+	st.current = next
+	return &Event{Kind: EventOpened, Version: next, Previous: cur}, nil
+}
+
+func applyAlters(cols []cdc.Column, alters []Alteration, ddlTypes map[string]string) ([]cdc.Column, bool) {
+	find := func(name string) int {
+		for i, c := range cols {
+			if c.Name == name {
+				return i
+			}
+		}
+		for i, c := range cols {
+			if strings.EqualFold(c.Name, name) {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, a := range alters {
+		i := find(a.Column.Name)
+		switch a.Kind {
+		case AlterAdd:
+			if i >= 0 {
+				return nil, false
+			}
+			_, prim, _ := SQLTypeOf(a.Column.SQLType)
+			nullable := a.Column.Nullable == nil || *a.Column.Nullable
+			cols = append(cols, cdc.Column{Name: a.Column.Name, Type: prim, Nullable: nullable})
+			ddlTypes[a.Column.Name] = a.Column.SQLType
+		case AlterDrop:
+			if i < 0 {
+				return nil, false
+			}
+			cols = append(cols[:i:i], cols[i+1:]...)
+			delete(ddlTypes, a.Column.Name)
+		case AlterRename:
+			if i < 0 {
+				return nil, false
+			}
+			old := cols[i].Name
+			cols[i].Name = a.NewName
+			if t, ok := ddlTypes[old]; ok {
+				ddlTypes[a.NewName] = t
+				delete(ddlTypes, old)
+			}
+		case AlterModify:
+			if i < 0 {
+				return nil, false
+			}
+			if a.Column.SQLType != "" {
+				_, prim, _ := SQLTypeOf(a.Column.SQLType)
+				cols[i].Type = prim
+				ddlTypes[cols[i].Name] = a.Column.SQLType
+			}
+			if a.Column.Nullable != nil {
+				cols[i].Nullable = *a.Column.Nullable
+			}
+		}
+	}
+	return cols, true
+}
+
+// build turns metadata into a Version (number and provenance left for the
+// caller), refining each column's type by precedence: config hint, the
+// table's JSON Schema record, the type from DDL, then the primitive.
+func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) {
+	js := c.jsonSchemaFor(md.Table)
+	v := &Version{Table: md.Table, Metadata: md, index: make(map[string]int, len(md.Columns))}
+	reserved := map[string]bool{ColOpType: true, ColOpTS: true, ColXID: true, ColPos: true, ColAbsentColumns: true}
+	if c.opts.BeforeImage {
+		reserved[ColBeforeImage] = true
+	}
+	for i, mc := range md.Columns {
+		if reserved[strings.ToLower(mc.Name)] {
+			return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "table %s has a column %q, which collides with the exporter's metacolumn of that name; rename the column at the source or turn the metacolumn off", md.Table, mc.Name)
+		}
+		col := Column{Name: mc.Name, Nullable: mc.Nullable, Key: mc.Key, SourceType: mc.Type}
+		switch {
+		case c.hint(md.Table, mc.Name) != nil:
+			col.Type, col.TypeFrom = *c.hint(md.Table, mc.Name), "hint"
+		case js != nil && js.Columns[mc.Name].Type != nil:
+			col.Type, col.TypeFrom = *js.Columns[mc.Name].Type, "json-schema"
+		default:
+			if sqlType, ok := st.ddlTypes[mc.Name]; ok {
+				if t, _, ok := SQLTypeOf(sqlType); ok {
+					col.Type, col.TypeFrom = t, "ddl"
+					break
+				}
+			}
+			col.Type, col.TypeFrom = defaultType(mc.Type), "default"
+		}
+		if js != nil && js.Columns[mc.Name].Nullable != nil && *js.Columns[mc.Name].Nullable {
+			col.Nullable = true
+		}
+		v.Columns = append(v.Columns, col)
+		v.index[mc.Name] = i
+	}
+	v.Schema = c.arrowSchema(v)
+	return v, nil
+}
+
+func (c *Catalog) hint(table, column string) *Type {
+	if t, ok := c.opts.Hints[table+":"+column]; ok {
+		return &t
+	}
+	if t, ok := c.opts.Hints["*:"+column]; ok {
+		return &t
+	}
+	return nil
+}
+
+// jsonSchemaFor returns the newest JSON Schema record for table.
+func (c *Catalog) jsonSchemaFor(table string) *JSONSchemaInfo {
+	for i := len(c.order) - 1; i >= 0; i-- {
+		if s := c.schemas[c.order[i]]; s.MatchesTable(table) && len(s.Columns) > 0 {
+			return s
+		}
+	}
+	return nil
+}
+
+// arrowSchema builds the data-file schema: op_type, op_ts, xid, pos, the
+// table's columns in metadata order, then the optional metacolumns.
+func (c *Catalog) arrowSchema(v *Version) *arrow.Schema {
+	fields := []arrow.Field{
+		{Name: ColOpType, Type: arrow.BinaryTypes.String},
+		{Name: ColOpTS, Type: TimestampType},
+		{Name: ColXID, Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: ColPos, Type: arrow.BinaryTypes.String, Nullable: true},
+	}
+	var before []arrow.Field
+	for _, col := range v.Columns {
+		md := arrow.NewMetadata(
+			[]string{"key", "source_type", "type_from"},
+			[]string{strconv.FormatBool(col.Key), col.SourceType, col.TypeFrom})
+		fields = append(fields, arrow.Field{Name: col.Name, Type: col.Type.Arrow(), Nullable: col.Nullable, Metadata: md})
+		before = append(before, arrow.Field{Name: col.Name, Type: col.Type.Arrow(), Nullable: true, Metadata: md})
+	}
+	fields = append(fields, arrow.Field{Name: ColAbsentColumns, Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true})
+	if c.opts.BeforeImage {
+		fields = append(fields, arrow.Field{Name: ColBeforeImage, Type: arrow.StructOf(before...), Nullable: true})
+	}
+	meta := arrow.NewMetadata([]string{"table"}, []string{v.Table})
+	return arrow.NewSchema(fields, &meta)
+}
+
+func sameColumns(a, b []Column) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Type != b[i].Type || a[i].Nullable != b[i].Nullable || a[i].Key != b[i].Key {
+			return false
+		}
+	}
+	return true
+}

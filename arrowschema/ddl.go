@@ -1,0 +1,469 @@
+package arrowschema
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// AlterKind is one column change a DDL statement makes.
+type AlterKind uint8
+
+const (
+	AlterAdd AlterKind = iota + 1
+	AlterDrop
+	AlterRename
+	AlterModify
+)
+
+// ColumnDef is a column as a DDL statement defines it.
+type ColumnDef struct {
+	Name     string
+	SQLType  string // as written, e.g. NUMBER(12,2)
+	Nullable *bool  // nil when the statement does not say
+}
+
+// Alteration is one change to a table's columns.
+type Alteration struct {
+	Kind    AlterKind
+	Column  ColumnDef
+	NewName string // AlterRename
+}
+
+// ParsedDDL is what the exporter understood of a DDL statement.
+type ParsedDDL struct {
+	// Understood is false when the statement could not be parsed; DML
+	// that follows must then wait for the refreshed metadata.
+	Understood bool
+	Create     []ColumnDef  // CREATE TABLE
+	Alters     []Alteration // ALTER TABLE
+}
+
+// ChangesColumns reports whether the statement adds, drops, renames or
+// retypes columns.
+func (p ParsedDDL) ChangesColumns() bool { return len(p.Create) > 0 || len(p.Alters) > 0 }
+
+// ParseDDL understands the Oracle-style statements that change a table's
+// columns (CREATE TABLE, ALTER TABLE ADD/DROP/RENAME COLUMN/MODIFY) and
+// recognises common statements that do not (indexes, constraints, grants,
+// comments). Unquoted identifiers are upper-cased as Oracle does.
+func ParseDDL(stmt string) ParsedDDL {
+	p := &ddlParser{toks: tokenize(stmt)}
+	switch {
+	case p.word("ALTER") && p.word("TABLE"):
+		p.qualifiedName()
+		return p.alter()
+	case p.reset() && p.word("CREATE") && (p.word("TABLE") || (p.word("GLOBAL") && p.word("TEMPORARY") && p.word("TABLE"))):
+		p.qualifiedName()
+		cols, ok := p.columnList(false)
+		return ParsedDDL{Understood: ok, Create: cols}
+	}
+	p.reset()
+	for _, w := range [][]string{{"CREATE", "INDEX"}, {"CREATE", "UNIQUE", "INDEX"}, {"CREATE", "BITMAP", "INDEX"},
+		{"DROP", "INDEX"}, {"ALTER", "INDEX"}, {"GRANT"}, {"REVOKE"}, {"COMMENT", "ON"}, {"ANALYZE"}, {"TRUNCATE"}} {
+		p.reset()
+		ok := true
+		for _, x := range w {
+			ok = ok && p.word(x)
+		}
+		if ok {
+			return ParsedDDL{Understood: true}
+		}
+	}
+	return ParsedDDL{}
+}
+
+type token struct {
+	text   string
+	quoted bool
+	punct  byte
+}
+
+func tokenize(s string) []token {
+	var out []token
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case unicode.IsSpace(rune(c)):
+			i++
+		case c == '"':
+			j := strings.IndexByte(s[i+1:], '"')
+			if j < 0 {
+				out = append(out, token{text: s[i+1:], quoted: true})
+				return out
+			}
+			out = append(out, token{text: s[i+1 : i+1+j], quoted: true})
+			i += j + 2
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return out
+			}
+			out = append(out, token{text: s[i : i+j+2], quoted: true})
+			i += j + 2
+		case strings.IndexByte("(),.;*", c) >= 0:
+			out = append(out, token{punct: c})
+			i++
+		default:
+			j := i
+			for j < len(s) && !unicode.IsSpace(rune(s[j])) && strings.IndexByte("(),.;\"'*", s[j]) < 0 {
+				j++
+			}
+			out = append(out, token{text: strings.ToUpper(s[i:j])})
+			i = j
+		}
+	}
+	return out
+}
+
+type ddlParser struct {
+	toks []token
+	i    int
+}
+
+func (p *ddlParser) reset() bool { p.i = 0; return true }
+
+func (p *ddlParser) peek() token {
+	if p.i < len(p.toks) {
+		return p.toks[p.i]
+	}
+	return token{punct: 0xff}
+}
+
+func (p *ddlParser) word(w string) bool {
+	t := p.peek()
+	if t.punct == 0 && !t.quoted && t.text == w {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *ddlParser) punct(c byte) bool {
+	if p.peek().punct == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *ddlParser) ident() (string, bool) {
+	t := p.peek()
+	if t.punct != 0 || t.text == "" {
+		return "", false
+	}
+	p.i++
+	return t.text, true
+}
+
+func (p *ddlParser) qualifiedName() {
+	p.ident()
+	for p.punct('.') {
+		p.ident()
+	}
+}
+
+func (p *ddlParser) alter() ParsedDDL {
+	var alters []Alteration
+	for {
+		switch {
+		case p.word("ADD"):
+			if p.constraintStart() {
+				return ParsedDDL{Understood: true, Alters: alters}
+			}
+			p.word("COLUMN")
+			cols, ok := p.columnsOneOrList()
+			if !ok {
+				return ParsedDDL{}
+			}
+			for _, c := range cols {
+				alters = append(alters, Alteration{Kind: AlterAdd, Column: c})
+			}
+		case p.word("MODIFY"):
+			if p.word("CONSTRAINT") || p.word("PRIMARY") || p.word("UNIQUE") {
+				return ParsedDDL{Understood: true, Alters: alters}
+			}
+			p.word("COLUMN")
+			cols, ok := p.columnsOneOrList()
+			if !ok {
+				return ParsedDDL{}
+			}
+			for _, c := range cols {
+				alters = append(alters, Alteration{Kind: AlterModify, Column: c})
+			}
+		case p.word("DROP"):
+			if p.word("CONSTRAINT") || p.word("PRIMARY") || p.word("UNIQUE") || p.word("INDEX") {
+				return ParsedDDL{Understood: true, Alters: alters}
+			}
+			var names []string
+			if p.word("COLUMN") {
+				n, ok := p.ident()
+				if !ok {
+					return ParsedDDL{}
+				}
+				names = append(names, n)
+			} else if p.punct('(') {
+				for {
+					n, ok := p.ident()
+					if !ok {
+						return ParsedDDL{}
+					}
+					names = append(names, n)
+					if p.punct(')') {
+						break
+					}
+					if !p.punct(',') {
+						return ParsedDDL{}
+					}
+				}
+			} else {
+				return ParsedDDL{}
+			}
+			for _, n := range names {
+				alters = append(alters, Alteration{Kind: AlterDrop, Column: ColumnDef{Name: n}})
+			}
+			p.skipClause()
+		case p.word("RENAME"):
+			if !p.word("COLUMN") {
+				if p.word("CONSTRAINT") {
+					return ParsedDDL{Understood: true, Alters: alters}
+				}
+				return ParsedDDL{} // RENAME TO renames the table itself
+			}
+			from, ok1 := p.ident()
+			ok2 := p.word("TO")
+			to, ok3 := p.ident()
+			if !ok1 || !ok2 || !ok3 {
+				return ParsedDDL{}
+			}
+			alters = append(alters, Alteration{Kind: AlterRename, Column: ColumnDef{Name: from}, NewName: to})
+		default:
+			if len(alters) == 0 {
+				return ParsedDDL{}
+			}
+		}
+		if p.punct(',') {
+			continue
+		}
+		p.punct(';')
+		if p.i >= len(p.toks) {
+			return ParsedDDL{Understood: true, Alters: alters}
+		}
+		if !(p.peek().text == "ADD" || p.peek().text == "DROP" || p.peek().text == "MODIFY" || p.peek().text == "RENAME") {
+			return ParsedDDL{}
+		}
+	}
+}
+
+func (p *ddlParser) constraintStart() bool {
+	for _, w := range []string{"CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "SUPPLEMENTAL"} {
+		if p.word(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipClause skips words such as CASCADE CONSTRAINTS after a DROP.
+func (p *ddlParser) skipClause() {
+	for p.peek().punct == 0 && p.peek().text != "" && p.peek().text != "ADD" && p.peek().text != "DROP" && p.peek().text != "MODIFY" && p.peek().text != "RENAME" {
+		p.i++
+	}
+}
+
+func (p *ddlParser) columnsOneOrList() ([]ColumnDef, bool) {
+	if p.peek().punct == '(' {
+		return p.columnList(true)
+	}
+	c, ok := p.columnDef(false)
+	if !ok {
+		return nil, false
+	}
+	return []ColumnDef{c}, true
+}
+
+// columnList parses "(col type ..., col type ..., [constraint ...])".
+func (p *ddlParser) columnList(typeOptional bool) ([]ColumnDef, bool) {
+	if !p.punct('(') {
+		return nil, false
+	}
+	var cols []ColumnDef
+	for {
+		if p.constraintStart() {
+			p.skipToDepth0()
+		} else {
+			c, ok := p.columnDef(typeOptional)
+			if !ok {
+				return nil, false
+			}
+			cols = append(cols, c)
+		}
+		if p.punct(')') {
+			return cols, true
+		}
+		if !p.punct(',') {
+			return nil, false
+		}
+	}
+}
+
+// skipToDepth0 skips to the next ',' or ')' outside parentheses.
+func (p *ddlParser) skipToDepth0() {
+	depth := 0
+	for p.i < len(p.toks) {
+		switch p.peek().punct {
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				return
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return
+			}
+		}
+		p.i++
+	}
+}
+
+var columnStopWords = map[string]bool{"DEFAULT": true, "NOT": true, "NULL": true, "CONSTRAINT": true, "PRIMARY": true,
+	"UNIQUE": true, "CHECK": true, "REFERENCES": true, "ENCRYPT": true, "INVISIBLE": true, "VISIBLE": true,
+	"GENERATED": true, "COLLATE": true, "ENABLE": true, "DISABLE": true}
+
+func (p *ddlParser) columnDef(typeOptional bool) (ColumnDef, bool) {
+	name, ok := p.ident()
+	if !ok {
+		return ColumnDef{}, false
+	}
+	c := ColumnDef{Name: name}
+	var typ strings.Builder
+	depth := 0
+	for p.i < len(p.toks) {
+		t := p.peek()
+		if depth == 0 && (t.punct == ',' || t.punct == ')' || t.punct == ';') {
+			break
+		}
+		if depth == 0 && t.punct == 0 && !t.quoted && columnStopWords[t.text] {
+			break
+		}
+		switch t.punct {
+		case '(':
+			depth++
+			typ.WriteByte('(')
+		case ')':
+			depth--
+			typ.WriteByte(')')
+		case ',':
+			typ.WriteByte(',')
+		case '*':
+			typ.WriteByte('*')
+		case 0:
+			if typ.Len() > 0 && !strings.HasSuffix(typ.String(), "(") && !strings.HasSuffix(typ.String(), ",") {
+				typ.WriteByte(' ')
+			}
+			typ.WriteString(t.text)
+		}
+		p.i++
+	}
+	c.SQLType = typ.String()
+	if c.SQLType == "" && !typeOptional {
+		return ColumnDef{}, false
+	}
+	// Constraints and defaults: only NULL / NOT NULL matter here.
+	depth = 0
+	for p.i < len(p.toks) {
+		t := p.peek()
+		if depth == 0 && (t.punct == ',' || t.punct == ')' || t.punct == ';') {
+			break
+		}
+		switch {
+		case t.punct == '(':
+			depth++
+		case t.punct == ')':
+			depth--
+		case t.text == "NOT" && !t.quoted && p.i+1 < len(p.toks) && p.toks[p.i+1].text == "NULL":
+			f := false
+			c.Nullable = &f
+			p.i++
+		case t.text == "NULL" && !t.quoted:
+			tr := true
+			c.Nullable = &tr
+		}
+		p.i++
+	}
+	return c, true
+}
+
+// SQLTypeOf maps an Oracle column type to a lake type. ok is false for a
+// type that says nothing more precise than the metadata's primitive (a bare
+// NUMBER, or RAW/BLOB whose JSON encoding depends on the source setup).
+func SQLTypeOf(sqlType string) (t Type, primitive string, ok bool) {
+	name, args := splitType(sqlType)
+	switch name {
+	case "NUMBER", "NUMERIC", "DECIMAL", "DEC":
+		if len(args) == 0 {
+			return Type{}, "number", false
+		}
+		p, errP := strconv.Atoi(args[0])
+		if args[0] == "*" {
+			p, errP = MaxDecimalPrecision, nil
+		}
+		s := 0
+		if len(args) > 1 {
+			var err error
+			if s, err = strconv.Atoi(args[1]); err != nil {
+				return Type{}, "number", false
+			}
+		}
+		if errP != nil {
+			return Type{}, "number", false
+		}
+		if s == 0 && p <= 18 {
+			return Type{Kind: KindInt64}, "number", true
+		}
+		d, err := Decimal(p, s)
+		if err != nil {
+			return Type{}, "number", false
+		}
+		return d, "number", true
+	case "INTEGER", "INT", "SMALLINT":
+		return Type{Kind: KindDecimal, Precision: MaxDecimalPrecision}, "number", true
+	case "FLOAT", "BINARY_FLOAT", "BINARY_DOUBLE", "DOUBLE PRECISION", "REAL", "DOUBLE":
+		return Type{Kind: KindFloat64}, "number", true
+	case "DATE", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH LOCAL TIME ZONE":
+		return Type{Kind: KindTimestamp}, "string", true
+	case "BOOLEAN":
+		return Type{Kind: KindBoolean}, "boolean", true
+	case "VARCHAR2", "NVARCHAR2", "VARCHAR", "CHAR", "NCHAR", "CLOB", "NCLOB", "LONG", "ROWID", "UROWID", "CHARACTER", "CHAR VARYING", "CHARACTER VARYING":
+		return Type{Kind: KindString}, "string", true
+	}
+	return Type{}, "string", false
+}
+
+// splitType splits "TIMESTAMP(6) WITH TIME ZONE" into its name without the
+// arguments ("TIMESTAMP WITH TIME ZONE") and the arguments (["6"]).
+func splitType(s string) (string, []string) {
+	var name strings.Builder
+	var args []string
+	for s != "" {
+		open := strings.IndexByte(s, '(')
+		if open < 0 {
+			name.WriteString(s)
+			break
+		}
+		name.WriteString(s[:open])
+		close := strings.IndexByte(s[open:], ')')
+		if close < 0 {
+			break
+		}
+		for _, a := range strings.Split(s[open+1:open+close], ",") {
+			a = strings.TrimSpace(a)
+			a = strings.TrimSuffix(strings.TrimSuffix(a, " BYTE"), " CHAR")
+			args = append(args, a)
+		}
+		s = s[open+close+1:]
+	}
+	return strings.Join(strings.Fields(name.String()), " "), args
+}

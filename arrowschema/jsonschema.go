@@ -1,0 +1,243 @@
+package arrowschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// JSONSchemaColumn is what a table's JSON Schema record says about one
+// column. Nil fields mean the record does not say.
+type JSONSchemaColumn struct {
+	Type     *Type
+	Nullable *bool
+}
+
+// JSONSchemaInfo is the part of a GoldenGate JSON Schema record that refines
+// column types.
+type JSONSchemaInfo struct {
+	ID      string
+	Title   string
+	Tables  []string // qual_table values the schema declares (const/enum)
+	Columns map[string]JSONSchemaColumn
+}
+
+// ParseJSONSchema reads a JSON Schema (draft 4) record. Column definitions
+// are found under properties.after or properties.before, possibly through
+// definitions and $ref. A schema without row images (for example the one
+// describing OBJECT_METADATA records) yields no columns and no error.
+func ParseJSONSchema(id string, doc []byte) (*JSONSchemaInfo, error) {
+	var root map[string]any
+	if err := json.Unmarshal(doc, &root); err != nil {
+		return nil, fmt.Errorf("JSON Schema record %q: %w", id, err)
+	}
+	info := &JSONSchemaInfo{ID: id, Columns: map[string]JSONSchemaColumn{}}
+	info.Title, _ = root["title"].(string)
+	r := resolver{root: root}
+	props, _ := r.deref(root)["properties"].(map[string]any)
+	if qt, ok := props["qual_table"].(map[string]any); ok {
+		qt = r.deref(qt)
+		if c, ok := qt["const"].(string); ok {
+			info.Tables = append(info.Tables, c)
+		}
+		if e, ok := qt["enum"].([]any); ok {
+			for _, v := range e {
+				if s, ok := v.(string); ok {
+					info.Tables = append(info.Tables, s)
+				}
+			}
+		}
+	}
+	for _, image := range []string{"after", "before"} {
+		def, ok := props[image].(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, obj := range r.objects(def) {
+			cols, _ := obj["properties"].(map[string]any)
+			for name, raw := range cols {
+				if _, seen := info.Columns[name]; seen {
+					continue
+				}
+				cdef, ok := raw.(map[string]any)
+				if !ok {
+					continue
+				}
+				info.Columns[name] = r.column(cdef)
+			}
+		}
+	}
+	return info, nil
+}
+
+// MatchesTable reports whether the schema is the table-specific schema of
+// table: its declared qual_table, its title, or an id that is the table
+// name or ends with it after a separator.
+func (s *JSONSchemaInfo) MatchesTable(table string) bool {
+	for _, t := range s.Tables {
+		if t == table {
+			return true
+		}
+	}
+	if s.Title == table || s.ID == table {
+		return true
+	}
+	if strings.HasSuffix(s.ID, table) {
+		sep := s.ID[len(s.ID)-len(table)-1]
+		return strings.ContainsRune("/#:.", rune(sep))
+	}
+	return false
+}
+
+type resolver struct{ root map[string]any }
+
+// deref follows $ref pointers of the form #/definitions/NAME (and any other
+// local JSON pointer), at most a few levels deep.
+func (r resolver) deref(m map[string]any) map[string]any {
+	for range 8 {
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return m
+		}
+		target, ok := r.pointer(ref)
+		if !ok {
+			return m
+		}
+		m = target
+	}
+	return m
+}
+
+func (r resolver) pointer(ref string) (map[string]any, bool) {
+	path, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return nil, false
+	}
+	cur := any(r.root)
+	for _, part := range strings.Split(path, "/") {
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		cur = m[part]
+	}
+	m, ok := cur.(map[string]any)
+	return m, ok
+}
+
+// objects returns the object schemas an image definition can be: itself,
+// or the alternatives of oneOf/anyOf (an image is often "object or null").
+func (r resolver) objects(def map[string]any) []map[string]any {
+	def = r.deref(def)
+	var out []map[string]any
+	if _, ok := def["properties"]; ok {
+		out = append(out, def)
+	}
+	for _, key := range []string{"oneOf", "anyOf", "allOf"} {
+		alts, _ := def[key].([]any)
+		for _, a := range alts {
+			if m, ok := a.(map[string]any); ok {
+				out = append(out, r.objects(m)...)
+			}
+		}
+	}
+	return out
+}
+
+func (r resolver) column(def map[string]any) JSONSchemaColumn {
+	var col JSONSchemaColumn
+	var types []string
+	var format, encoding string
+	var multipleOf float64
+	var visit func(m map[string]any)
+	visit = func(m map[string]any) {
+		m = r.deref(m)
+		switch t := m["type"].(type) {
+		case string:
+			types = append(types, t)
+		case []any:
+			for _, v := range t {
+				if s, ok := v.(string); ok {
+					types = append(types, s)
+				}
+			}
+		}
+		if f, ok := m["format"].(string); ok && format == "" {
+			format = f
+		}
+		if e, ok := m["contentEncoding"].(string); ok && encoding == "" {
+			encoding = e
+		}
+		if mo, ok := m["multipleOf"].(float64); ok && multipleOf == 0 {
+			multipleOf = mo
+		}
+		for _, key := range []string{"oneOf", "anyOf"} {
+			alts, _ := m[key].([]any)
+			for _, a := range alts {
+				if am, ok := a.(map[string]any); ok {
+					visit(am)
+				}
+			}
+		}
+	}
+	visit(def)
+
+	nullable := false
+	var base string
+	for _, t := range types {
+		if t == "null" {
+			nullable = true
+		} else if base == "" {
+			base = t
+		} else if base != t {
+			// Mixed types (say number or string): the widest safe choice is
+			// the text, which the caller's default already covers.
+			base = "mixed"
+		}
+	}
+	if len(types) > 0 {
+		col.Nullable = &nullable
+	}
+	var t *Type
+	switch base {
+	case "integer":
+		t = &Type{Kind: KindInt64}
+	case "number":
+		if s, ok := scaleOf(multipleOf); ok {
+			d := Type{Kind: KindDecimal, Precision: MaxDecimalPrecision, Scale: int32(s)}
+			t = &d
+		} else {
+			t = &Type{Kind: KindFloat64}
+		}
+	case "boolean":
+		t = &Type{Kind: KindBoolean}
+	case "string":
+		switch {
+		case format == "date-time":
+			t = &Type{Kind: KindTimestamp}
+		case format == "date":
+			t = &Type{Kind: KindDate}
+		case encoding == "base64":
+			t = &Type{Kind: KindBinary}
+		default:
+			t = &Type{Kind: KindString}
+		}
+	}
+	col.Type = t
+	return col
+}
+
+// scaleOf returns s when multipleOf is exactly 10^-s (a fixed-scale number).
+func scaleOf(multipleOf float64) (int, bool) {
+	if multipleOf <= 0 || multipleOf > 1 {
+		return 0, false
+	}
+	for s := 0; s <= 18; s++ {
+		if math.Abs(multipleOf-math.Pow10(-s)) < math.Pow10(-s-6) {
+			return s, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,453 @@
+package cdc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/buger/jsonparser"
+)
+
+// GoldenGateNames are the field names and op strings of a GoldenGate Data
+// Streams record. Data Streams lets users rename them at the source
+// (metaFields.qualifiedTable, custom before/after names, custom op strings);
+// the zero value of a field means its documented default.
+type GoldenGateNames struct {
+	QualTable string `yaml:"qual_table"` // default "qual_table"
+	OpType    string `yaml:"op_type"`    // default "op_type"
+	OpTS      string `yaml:"op_ts"`      // default "op_ts"
+	XID       string `yaml:"xid"`        // default "xid"
+	Pos       string `yaml:"pos"`        // default "pos"
+	Before    string `yaml:"before"`     // default "before"
+	After     string `yaml:"after"`      // default "after"
+	Insert    string `yaml:"insert"`     // default "INSERT"
+	Update    string `yaml:"update"`     // default "UPDATE"
+	Delete    string `yaml:"delete"`     // default "DELETE"
+	Upsert    string `yaml:"upsert"`     // default "UPSERT"
+}
+
+// withDefaults fills every empty name with its documented default.
+func (n GoldenGateNames) withDefaults() GoldenGateNames {
+	def := func(s *string, d string) {
+		if *s == "" {
+			*s = d
+		}
+	}
+	def(&n.QualTable, "qual_table")
+	def(&n.OpType, "op_type")
+	def(&n.OpTS, "op_ts")
+	def(&n.XID, "xid")
+	def(&n.Pos, "pos")
+	def(&n.Before, "before")
+	def(&n.After, "after")
+	def(&n.Insert, "INSERT")
+	def(&n.Update, "UPDATE")
+	def(&n.Delete, "DELETE")
+	def(&n.Upsert, "UPSERT")
+	return n
+}
+
+// GoldenGate decodes Oracle GoldenGate Data Streams JSON records, plain or
+// inside a CloudEvents envelope. A GoldenGate value is not safe for
+// concurrent use; use one per decoding goroutine.
+type GoldenGate struct {
+	names  GoldenGateNames
+	intern interner
+}
+
+// NewGoldenGate returns a decoder for records that use names. It fails when
+// two roles share one field name or one op string, since the records could
+// then not be read unambiguously.
+func NewGoldenGate(names GoldenGateNames) (*GoldenGate, error) {
+	n := names.withDefaults()
+	fields := map[string]string{}
+	for role, name := range map[string]string{"qual_table": n.QualTable, "op_type": n.OpType, "op_ts": n.OpTS,
+		"xid": n.XID, "pos": n.Pos, "before": n.Before, "after": n.After} {
+		if other, dup := fields[name]; dup {
+			return nil, fmt.Errorf("goldengate field names: %q is configured for both %s and %s; give each field its own name", name, role, other)
+		}
+		fields[name] = role
+	}
+	ops := map[string]string{}
+	for role, s := range map[string]string{"insert": n.Insert, "update": n.Update, "delete": n.Delete, "upsert": n.Upsert} {
+		if other, dup := ops[s]; dup {
+			return nil, fmt.Errorf("goldengate op strings: %q is configured for both %s and %s", s, role, other)
+		}
+		if s == "DDL" || s == "OBJECT_METADATA" || s == "STREAM_METADATA" {
+			return nil, fmt.Errorf("goldengate op strings: %s cannot be %q, which names a record class", role, s)
+		}
+		ops[s] = role
+	}
+	return &GoldenGate{names: n, intern: newInterner()}, nil
+}
+
+// Names returns the effective field names, defaults filled in.
+func (d *GoldenGate) Names() GoldenGateNames { return d.names }
+
+// Decode parses one record into rec, which is reset first. On bad input it
+// returns a *RejectError; rec is then partially filled and must not be used
+// except for diagnostics.
+func (d *GoldenGate) Decode(data []byte, rec *Record) error {
+	rec.Reset()
+	// jsonparser skips over much that is not JSON; validating first keeps
+	// "malformed" an explicit, testable decision rather than a parser quirk.
+	if !json.Valid(data) {
+		return Rejectf(ReasonMalformedJSON, "record is not valid JSON")
+	}
+	return d.decode(data, rec, 0)
+}
+
+type ggTop struct {
+	qualTable, opType, opTS, xid, pos, before, after []byte
+	hasQual, hasOpType, hasOpTS, hasXID, hasPos      bool
+	beforeType, afterType                            jsonparser.ValueType
+	opTSType                                         jsonparser.ValueType
+	columns, ddl, data                               []byte
+	dataType                                         jsonparser.ValueType
+	hasColumns, hasDDL, hasData                      bool
+	specversion, schemaDialect, id, properties       bool
+	idValue                                          []byte
+	catalog, schema, table                           []byte
+}
+
+func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
+	if _, vt, _, err := jsonparser.Get(data); err != nil || vt != jsonparser.Object {
+		return Rejectf(ReasonMalformedJSON, "record is not a JSON object")
+	}
+	var t ggTop
+	n := &d.names
+	err := jsonparser.ObjectEach(data, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
+		switch string(key) {
+		case n.QualTable:
+			t.qualTable, t.hasQual = value, vt == jsonparser.String
+		case n.OpType:
+			t.opType, t.hasOpType = value, vt == jsonparser.String
+		case n.OpTS:
+			t.opTS, t.opTSType, t.hasOpTS = value, vt, vt != jsonparser.Null
+		case n.XID:
+			t.xid, t.hasXID = value, vt != jsonparser.Null
+		case n.Pos:
+			t.pos, t.hasPos = value, vt != jsonparser.Null
+		case n.Before:
+			t.before, t.beforeType = value, vt
+		case n.After:
+			t.after, t.afterType = value, vt
+		case "columns":
+			t.columns, t.hasColumns = value, vt == jsonparser.Object
+		case "ddl":
+			t.ddl, t.hasDDL = value, vt == jsonparser.Object
+		case "data":
+			t.data, t.dataType, t.hasData = value, vt, true
+		case "specversion":
+			t.specversion = true
+		case "$schema":
+			t.schemaDialect = true
+		case "id":
+			t.id, t.idValue = true, value
+		case "properties":
+			t.properties = vt == jsonparser.Object
+		case "catalog":
+			t.catalog = value
+		case "schema":
+			t.schema = value
+		case "table":
+			t.table = value
+		}
+		return nil
+	})
+	if err != nil {
+		return Rejectf(ReasonMalformedJSON, "cannot read record: %v", err)
+	}
+
+	// CloudEvents: the GoldenGate record is the data member.
+	if t.specversion && t.hasData && !t.hasOpType {
+		if depth > 0 {
+			return Rejectf(ReasonMalformedJSON, "CloudEvents envelope nested inside another")
+		}
+		switch t.dataType {
+		case jsonparser.Object:
+			return d.decode(t.data, rec, depth+1)
+		case jsonparser.String:
+			// data carried as a JSON text inside a string
+			inner, err := jsonparser.Unescape(t.data, nil)
+			if err != nil || !json.Valid(inner) {
+				return Rejectf(ReasonMalformedJSON, "CloudEvents data string is not a JSON record")
+			}
+			return d.decode(append([]byte(nil), inner...), rec, depth+1)
+		default:
+			return Rejectf(ReasonMalformedJSON, "CloudEvents data member is %s, want a JSON object", t.dataType)
+		}
+	}
+	rec.Body = data
+
+	if !t.hasOpType {
+		// Schema records carry no op_type: recognise them by structure.
+		if t.schemaDialect || (t.id && t.properties) {
+			id, err := jsonparser.ParseString(t.idValue)
+			if err != nil || id == "" {
+				return Rejectf(ReasonMalformedJSON, "JSON Schema record without a string id")
+			}
+			rec.Class = ClassSchema
+			rec.SchemaID = id
+			return nil
+		}
+		return Rejectf(ReasonMissingField, "record has no %q field and is not a JSON Schema record", n.OpType)
+	}
+
+	opType, err := jsonparser.ParseString(t.opType)
+	if err != nil {
+		return Rejectf(ReasonMalformedJSON, "%s is not a valid string", n.OpType)
+	}
+	rec.OpType = opType
+	switch opType {
+	case "STREAM_METADATA":
+		rec.Class = ClassStreamMetadata
+		return nil
+	case "OBJECT_METADATA":
+		rec.Class = ClassObjectMetadata
+		if err := d.table(&t, rec); err != nil {
+			return err
+		}
+		if !t.hasColumns {
+			return Rejectf(ReasonBadMetadata, "OBJECT_METADATA for %s has no columns object", rec.Table)
+		}
+		return d.columns(t.columns, rec)
+	case "DDL":
+		rec.Class = ClassDDL
+		if !t.hasDDL {
+			return Rejectf(ReasonMissingField, "DDL record has no ddl object")
+		}
+		if err := d.ddl(t.ddl, rec); err != nil {
+			return err
+		}
+		if t.hasQual {
+			if err := d.table(&t, rec); err != nil {
+				return err
+			}
+		} else {
+			rec.Table = joinQualified(rec.DDL.Catalog, rec.DDL.Schema, rec.DDL.Object)
+			if rec.Table == "" {
+				return Rejectf(ReasonBadTableName, "DDL record names no object")
+			}
+		}
+		return d.meta(&t, rec, false)
+	case n.Insert:
+		rec.Op = OpInsert
+	case n.Update:
+		rec.Op = OpUpdate
+	case n.Delete:
+		rec.Op = OpDelete
+	case n.Upsert:
+		rec.Op = OpUpsert
+	default:
+		return Rejectf(ReasonUnknownOp, "unknown %s %q (expected %s, %s, %s, %s, OBJECT_METADATA, DDL or STREAM_METADATA)",
+			n.OpType, truncate(opType, 64), n.Insert, n.Update, n.Delete, n.Upsert)
+	}
+	rec.Class = ClassDML
+	if err := d.table(&t, rec); err != nil {
+		return err
+	}
+	if err := d.meta(&t, rec, true); err != nil {
+		return err
+	}
+	if err := d.image(t.before, t.beforeType, &rec.Before, n.Before); err != nil {
+		return err
+	}
+	if err := d.image(t.after, t.afterType, &rec.After, n.After); err != nil {
+		return err
+	}
+	if !rec.RowImage().Present {
+		want := n.After
+		if rec.Op == OpDelete {
+			want = n.Before
+		}
+		return Rejectf(ReasonMissingImage, "%s record for %s has no %s image", rec.Op, rec.Table, want)
+	}
+	return nil
+}
+
+// table sets rec.Table from qual_table or, when the source was configured
+// without it, from optional catalog/schema/table metadata.
+func (d *GoldenGate) table(t *ggTop, rec *Record) error {
+	if t.hasQual {
+		s, err := jsonparser.ParseString(t.qualTable)
+		if err != nil {
+			return Rejectf(ReasonMalformedJSON, "%s is not a valid string", d.names.QualTable)
+		}
+		rec.Table = d.intern.string(s)
+	} else if t.table != nil {
+		cat, _ := jsonparser.ParseString(t.catalog)
+		sch, _ := jsonparser.ParseString(t.schema)
+		tab, _ := jsonparser.ParseString(t.table)
+		rec.Table = joinQualified(cat, sch, tab)
+	}
+	if rec.Table == "" {
+		return Rejectf(ReasonBadTableName, "record has no table name (field %q)", d.names.QualTable)
+	}
+	return nil
+}
+
+// meta reads op_ts, xid and pos. op_ts is required for DML because the date
+// partition and the op_ts column come from it.
+func (d *GoldenGate) meta(t *ggTop, rec *Record, required bool) error {
+	n := &d.names
+	if t.hasOpTS {
+		if t.opTSType != jsonparser.String {
+			return Rejectf(ReasonBadOpTS, "%s is a %s, want an ISO 8601 string", n.OpTS, t.opTSType)
+		}
+		ts, err := ParseTimestamp(t.opTS)
+		if err != nil {
+			return Rejectf(ReasonBadOpTS, "%s %q: %v", n.OpTS, truncate(string(t.opTS), 64), err)
+		}
+		rec.OpTS, rec.HasOpTS = ts, true
+	} else if required {
+		return Rejectf(ReasonBadOpTS, "record has no %s", n.OpTS)
+	}
+	if t.hasXID {
+		rec.XID, rec.HasXID = scalarText(t.xid), true
+	}
+	if t.hasPos {
+		rec.Pos, rec.HasPos = scalarText(t.pos), true
+	}
+	return nil
+}
+
+// scalarText returns a scalar as text: strings unescaped, numbers verbatim.
+func scalarText(v []byte) string {
+	if s, err := jsonparser.ParseString(v); err == nil {
+		return s
+	}
+	return string(v)
+}
+
+func (d *GoldenGate) image(v []byte, vt jsonparser.ValueType, im *Image, name string) error {
+	switch vt {
+	case jsonparser.NotExist, jsonparser.Null:
+		return nil
+	case jsonparser.Object:
+	default:
+		return Rejectf(ReasonMalformedJSON, "%s image is a %s, want an object", name, vt)
+	}
+	im.Present = true
+	return jsonparser.ObjectEach(v, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
+		im.Fields = append(im.Fields, Field{Name: d.intern.bytes(key), Value: value, Type: valueType(vt)})
+		return nil
+	})
+}
+
+func (d *GoldenGate) columns(v []byte, rec *Record) error {
+	md := &rec.Metadata
+	md.Table = rec.Table
+	err := jsonparser.ObjectEach(v, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
+		if vt != jsonparser.Object {
+			return Rejectf(ReasonBadMetadata, "column %q of %s is a %s, want an object", key, rec.Table, vt)
+		}
+		c := Column{Name: string(key), Nullable: true}
+		if s, err := jsonparser.GetString(value, "type"); err == nil {
+			c.Type = s
+		}
+		if b, err := jsonparser.GetBoolean(value, "null"); err == nil {
+			c.Nullable = b
+		}
+		if b, err := jsonparser.GetBoolean(value, "key"); err == nil {
+			c.Key = b
+		}
+		for _, prev := range md.Columns {
+			if prev.Name == c.Name {
+				return Rejectf(ReasonBadMetadata, "column %q of %s is listed twice", c.Name, rec.Table)
+			}
+		}
+		md.Columns = append(md.Columns, c)
+		return nil
+	})
+	if err != nil {
+		if re, ok := AsReject(err); ok {
+			return re
+		}
+		return Rejectf(ReasonBadMetadata, "cannot read columns of %s: %v", rec.Table, err)
+	}
+	if len(md.Columns) == 0 {
+		return Rejectf(ReasonBadMetadata, "OBJECT_METADATA for %s lists no columns", rec.Table)
+	}
+	return nil
+}
+
+func (d *GoldenGate) ddl(v []byte, rec *Record) error {
+	get := func(keys ...string) string {
+		s, err := jsonparser.GetString(v, keys...)
+		if err != nil {
+			return ""
+		}
+		return s
+	}
+	rec.DDL = DDL{
+		Catalog:   get("object", "catalog"),
+		Schema:    get("object", "schema"),
+		Object:    get("object", "object"),
+		Statement: get("statement"),
+	}
+	return nil
+}
+
+func joinQualified(parts ...string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+func valueType(vt jsonparser.ValueType) ValueType {
+	switch vt {
+	case jsonparser.String:
+		return TypeString
+	case jsonparser.Number:
+		return TypeNumber
+	case jsonparser.Boolean:
+		return TypeBool
+	case jsonparser.Object:
+		return TypeObject
+	case jsonparser.Array:
+		return TypeArray
+	}
+	return TypeNull
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Text returns the value of a string field unescaped, using buf as scratch
+// space; for other types it returns the raw JSON text.
+func (f *Field) Text(buf []byte) ([]byte, error) {
+	if f.Type != TypeString {
+		return f.Value, nil
+	}
+	if !hasEscape(f.Value) {
+		return f.Value, nil
+	}
+	out, err := jsonparser.Unescape(f.Value, buf[:cap(buf)])
+	if err != nil {
+		return nil, errors.New("invalid string escape")
+	}
+	return out, nil
+}
+
+func hasEscape(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,193 @@
+// Package cdc holds the change-data-capture record model and the decoders
+// that turn raw bytes into it. It performs no I/O.
+package cdc
+
+import "time"
+
+// Class says what a decoded record is for.
+type Class uint8
+
+const (
+	ClassDML            Class = iota + 1 // a row change
+	ClassObjectMetadata                  // a table definition (OBJECT_METADATA)
+	ClassDDL                             // a DDL statement
+	ClassStreamMetadata                  // producer and source context (STREAM_METADATA)
+	ClassSchema                          // an in-band JSON Schema record
+)
+
+func (c Class) String() string {
+	switch c {
+	case ClassDML:
+		return "dml"
+	case ClassObjectMetadata:
+		return "object_metadata"
+	case ClassDDL:
+		return "ddl"
+	case ClassStreamMetadata:
+		return "stream_metadata"
+	case ClassSchema:
+		return "schema"
+	}
+	return "unknown"
+}
+
+// Op is the canonical operation of a DML record, whatever string the source
+// used for it.
+type Op uint8
+
+const (
+	OpInsert Op = iota + 1
+	OpUpdate
+	OpDelete
+	OpUpsert
+	OpRefresh // a full-load row (Qlik REFRESH)
+)
+
+// String returns the value written to the op_type column.
+func (o Op) String() string {
+	switch o {
+	case OpInsert:
+		return "INSERT"
+	case OpUpdate:
+		return "UPDATE"
+	case OpDelete:
+		return "DELETE"
+	case OpUpsert:
+		return "UPSERT"
+	case OpRefresh:
+		return "REFRESH"
+	}
+	return "UNKNOWN"
+}
+
+// ValueType is the JSON type of a raw value in a row image.
+type ValueType uint8
+
+const (
+	TypeNull ValueType = iota
+	TypeString
+	TypeNumber
+	TypeBool
+	TypeObject
+	TypeArray
+)
+
+// Field is one column of a row image. Value points into the input buffer of
+// the record: it is valid while that buffer is. For strings, Value is the
+// still-escaped text between the quotes (see Text).
+type Field struct {
+	Name  string
+	Value []byte
+	Type  ValueType
+}
+
+// Image is a before or after row image, in document order.
+type Image struct {
+	Present bool
+	Fields  []Field
+}
+
+func (im *Image) reset() {
+	im.Present = false
+	im.Fields = im.Fields[:0]
+}
+
+// Column is one column of an OBJECT_METADATA record.
+type Column struct {
+	Name     string
+	Type     string // JSON primitive classification: string, number, boolean
+	Nullable bool
+	Key      bool
+}
+
+// TableMetadata is the definition of a table as the source announced it.
+type TableMetadata struct {
+	Table   string
+	Columns []Column
+}
+
+// Equal reports whether two definitions describe the same columns in the
+// same order with the same attributes.
+func (m TableMetadata) Equal(o TableMetadata) bool {
+	if m.Table != o.Table || len(m.Columns) != len(o.Columns) {
+		return false
+	}
+	for i := range m.Columns {
+		if m.Columns[i] != o.Columns[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// DDL is the object and statement of a DDL record.
+type DDL struct {
+	Catalog   string
+	Schema    string
+	Object    string
+	Statement string
+}
+
+// Record is one decoded CDC record. A decoder fills a caller-owned Record so
+// that its slices are reused from record to record.
+type Record struct {
+	Class Class
+	Table string // qualified table name (DML, OBJECT_METADATA, DDL)
+
+	Op      Op     // DML only
+	OpType  string // the op string exactly as the source sent it
+	OpTS    time.Time
+	HasOpTS bool
+	XID     string
+	HasXID  bool
+	Pos     string // opaque, byte for byte
+	HasPos  bool
+
+	Before Image
+	After  Image
+
+	Metadata TableMetadata // OBJECT_METADATA
+	DDL      DDL           // DDL
+
+	SchemaID string // JSON Schema record id
+	// Body is the record itself without any envelope (the CloudEvents data
+	// member, or the whole input). Schema, metadata and DDL consumers keep a
+	// copy of it.
+	Body []byte
+
+	// Qlik-only fields (zero for GoldenGate).
+	Qlik QlikHeaders
+}
+
+// QlikHeaders carries the Qlik Replicate header fields that have no
+// GoldenGate counterpart.
+type QlikHeaders struct {
+	ChangeSeq       string
+	EventCounter    int64
+	HasEventCounter bool
+	LastEvent       bool
+	HasLastEvent    bool
+	ChangeMask      string
+	ColumnMask      string
+	TableVersion    int64
+	HasTableVersion bool
+}
+
+// Reset clears r for reuse, keeping its allocated slices.
+func (r *Record) Reset() {
+	before, after, cols := r.Before, r.After, r.Metadata.Columns[:0]
+	*r = Record{}
+	before.reset()
+	after.reset()
+	r.Before, r.After = before, after
+	r.Metadata.Columns = cols
+}
+
+// RowImage returns the image that becomes the row of a data file: before
+// for DELETE, after for everything else.
+func (r *Record) RowImage() *Image {
+	if r.Op == OpDelete {
+		return &r.Before
+	}
+	return &r.After
+}

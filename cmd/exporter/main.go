@@ -1,0 +1,276 @@
+// Command exporter turns CDC streams (Oracle GoldenGate Data Streams JSON)
+// into Parquet files partitioned by table, schema version and date.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
+	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+	"github.com/lakehouse-exporter/lakehouse-exporter/source"
+	"github.com/lakehouse-exporter/lakehouse-exporter/store"
+	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+type cli struct {
+	Config kong.ConfigFlag `help:"YAML config file; its keys are the long flag names." type:"existingfile" env:"EXPORTER_CONFIG"`
+	Run    runCmd          `cmd:"" help:"Export CDC records to Parquet."`
+}
+
+type runCmd struct {
+	Source string `help:"Where records come from: file:PATH[,PATH...] (gzip read transparently; - is stdin) or stdin." required:""`
+	Sink   string `help:"Where files go: file://DIR." default:"file://./lake"`
+	Format string `help:"Input format: auto or goldengate." default:"auto" enum:"auto,goldengate,qlik"`
+	Once   bool   `help:"Drain the source, flush, checkpoint and exit (file sources always end at EOF)."`
+
+	Schedule string `help:"Cron schedule for batch drains (needs a Kafka source; not available yet)."`
+
+	MaxRejects     int   `help:"Fail the run (exit 1) once more than N records were rejected; -1 means no limit." default:"-1"`
+	MaxRecordBytes int   `help:"Largest accepted record; longer ones go to the dead-letter output." default:"16777216"`
+	FileMaxRows    int   `help:"Roll a data file at this many rows." default:"1000000"`
+	FileMaxBytes   int64 `help:"Roll a data file at this many buffered bytes." default:"134217728"`
+
+	FileMaxAge    time.Duration `help:"Roll a data file this long after its first row." default:"5m"`
+	RowGroupRows  int64         `help:"Rows per Parquet row group." default:"131072"`
+	Compression   string        `help:"Parquet compression: zstd, snappy, gzip or none." default:"zstd" enum:"zstd,snappy,gzip,none"`
+	PartitionBy   string        `help:"Time partition granularity: day (dt=) or hour (dt=/hr=)." default:"day" enum:"day,hour"`
+	PartitionTime string        `help:"Time that picks the partition: op_ts (UTC date of the change) or processing." default:"op_ts" enum:"op_ts,processing"`
+	BeforeImage   bool          `help:"Keep the before image as a struct column (before_image)." default:"true" negatable:""`
+
+	TypeHint map[string]string `help:"Column type hint TABLE:COLUMN=TYPE (TYPE: int64, float64, decimal(p,s), timestamp, date, string, binary, boolean; TABLE may be *). Repeatable." mapsep:";"`
+
+	GGQualTableField string `name:"gg-qual-table-field" help:"GoldenGate field holding the table name." default:"qual_table"`
+	GGOpTypeField    string `name:"gg-op-type-field" help:"GoldenGate field holding the operation." default:"op_type"`
+	GGOpTSField      string `name:"gg-op-ts-field" help:"GoldenGate field holding the operation timestamp." default:"op_ts"`
+	GGXIDField       string `name:"gg-xid-field" help:"GoldenGate field holding the transaction id." default:"xid"`
+	GGPosField       string `name:"gg-pos-field" help:"GoldenGate field holding the position." default:"pos"`
+	GGBeforeField    string `name:"gg-before-field" help:"GoldenGate field holding the before image." default:"before"`
+	GGAfterField     string `name:"gg-after-field" help:"GoldenGate field holding the after image." default:"after"`
+	GGOpInsert       string `name:"gg-op-insert" help:"GoldenGate op string for inserts." default:"INSERT"`
+	GGOpUpdate       string `name:"gg-op-update" help:"GoldenGate op string for updates." default:"UPDATE"`
+	GGOpDelete       string `name:"gg-op-delete" help:"GoldenGate op string for deletes." default:"DELETE"`
+	GGOpUpsert       string `name:"gg-op-upsert" help:"GoldenGate op string for upserts." default:"UPSERT"`
+
+	HoldMaxRecords int           `help:"Most DML records held while tables wait for metadata." default:"100000"`
+	HoldMaxBytes   int64         `help:"Most bytes of DML held while tables wait for metadata." default:"67108864"`
+	HoldMaxAge     time.Duration `help:"Longest a DML record waits for its table's metadata." default:"5m"`
+
+	LogFormat     string        `help:"Log format: auto (text on a terminal, JSON otherwise), text or json." default:"auto" enum:"auto,text,json"`
+	LogLevel      string        `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error"`
+	ProgressEvery time.Duration `help:"Log progress at this interval (0 turns it off)." default:"5s"`
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var c cli
+	exitCode := -1
+	parser, err := kong.New(&c,
+		kong.Name("exporter"),
+		kong.Description("Export CDC streams to Parquet files partitioned by table, schema version and date."),
+		kong.Configuration(loadYAMLConfig),
+		kong.DefaultEnvars("EXPORTER"),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { exitCode = code }),
+		kong.UsageOnError(),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, "exporter:", err)
+		return exitFailure
+	}
+	kctx, err := parser.Parse(args)
+	if exitCode >= 0 {
+		return exitCode // --help
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "exporter:", err)
+		return exitUsage
+	}
+	switch kctx.Command() {
+	case "run":
+		return c.Run.execute(stdin, stdout, stderr)
+	}
+	fmt.Fprintln(stderr, "exporter: unknown command", kctx.Command())
+	return exitUsage
+}
+
+func (r *runCmd) execute(stdin io.Reader, stdout, stderr io.Writer) int {
+	logger := newLogger(stderr, r.LogFormat, r.LogLevel)
+	cfg, closeAll, err := r.pipelineConfig(stdin, logger)
+	if err != nil {
+		fmt.Fprintln(stderr, "exporter: bad configuration:", err)
+		return exitUsage
+	}
+	defer closeAll()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger.Info("export starting", "source", r.Source, "sink", cfg.Store.String(), "format", r.Format)
+	sum, err := pipeline.Run(ctx, cfg)
+	printSummary(stdout, sum)
+	if err != nil {
+		logger.Error("export failed", "error", err)
+		fmt.Fprintln(stderr, "exporter:", err)
+		return exitFailure
+	}
+	logger.Info("export finished", "records", sum.Records, "rejected", sum.Rejected, "files", sum.Files, "seconds", sum.Elapsed.Seconds())
+	return exitOK
+}
+
+// pipelineConfig checks every option and reports all problems at once.
+func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.Config, func(), error) {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	cfg := pipeline.Config{
+		MaxRejects: r.MaxRejects, HoldMaxRecords: r.HoldMaxRecords, HoldMaxBytes: r.HoldMaxBytes, HoldMaxAge: r.HoldMaxAge,
+		ProgressEvery: r.ProgressEvery, Logger: logger,
+	}
+	closeAll := func() {}
+
+	if r.Format == "qlik" {
+		add("--format qlik: the Qlik Replicate decoder is not available yet; use goldengate or auto")
+	}
+	if r.Schedule != "" {
+		add("--schedule: schedules need a Kafka source, which is not available yet")
+	}
+	names := cdc.GoldenGateNames{QualTable: r.GGQualTableField, OpType: r.GGOpTypeField, OpTS: r.GGOpTSField, XID: r.GGXIDField,
+		Pos: r.GGPosField, Before: r.GGBeforeField, After: r.GGAfterField, Insert: r.GGOpInsert, Update: r.GGOpUpdate,
+		Delete: r.GGOpDelete, Upsert: r.GGOpUpsert}
+	dec, err := cdc.NewGoldenGate(names)
+	if err != nil {
+		add("%v", err)
+	}
+	cfg.Decoder = dec
+	hints, err := arrowschema.ParseHints(r.TypeHint)
+	if err != nil {
+		add("--type-hint: %v", err)
+	}
+	cfg.Schema = arrowschema.Options{Hints: hints, BeforeImage: r.BeforeImage}
+	gran, err := partition.ParseGranularity(r.PartitionBy)
+	if err != nil {
+		add("--partition-by: %v", err)
+	}
+	if _, err := writer.ParseCompression(r.Compression); err != nil {
+		add("--compression: %v", err)
+	}
+	if r.FileMaxRows <= 0 || r.FileMaxBytes <= 0 || r.FileMaxAge <= 0 || r.RowGroupRows <= 0 {
+		add("--file-max-rows, --file-max-bytes, --file-max-age and --row-group-rows must be positive")
+	}
+	cfg.Writer = writer.Config{MaxRows: r.FileMaxRows, MaxBytes: r.FileMaxBytes, MaxAge: r.FileMaxAge, RowGroupRows: r.RowGroupRows,
+		Compression: r.Compression, Granularity: gran, ProcessingTime: r.PartitionTime == "processing"}
+
+	st, err := openSink(r.Sink)
+	if err != nil {
+		add("--sink: %v", err)
+	}
+	cfg.Store = st
+
+	src, err := openSource(r.Source, r.MaxRecordBytes, stdin)
+	if err != nil {
+		add("--source: %v", err)
+	} else {
+		cfg.Source = src
+		closeAll = func() { src.Close() }
+	}
+	if len(problems) > 0 {
+		closeAll()
+		return cfg, func() {}, errors.New(strings.Join(problems, "\n  "))
+	}
+	return cfg, closeAll, nil
+}
+
+func openSource(spec string, maxRecordBytes int, stdin io.Reader) (source.Source, error) {
+	switch {
+	case spec == "stdin" || spec == "-":
+		return source.NewFiles([]string{"-"}, maxRecordBytes, stdin)
+	case strings.HasPrefix(spec, "file:"):
+		paths := strings.Split(strings.TrimPrefix(strings.TrimPrefix(spec, "file:"), "//"), ",")
+		return source.NewFiles(paths, maxRecordBytes, stdin)
+	case strings.HasPrefix(spec, "kafka://"):
+		return nil, errors.New("Kafka sources are not available yet; use file:PATH or stdin")
+	}
+	return nil, fmt.Errorf("%q is not a source (want file:PATH[,PATH...] or stdin)", spec)
+}
+
+func openSink(spec string) (*store.Local, error) {
+	u, err := url.Parse(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a URL: %v", spec, err)
+	}
+	switch u.Scheme {
+	case "file":
+		dir := u.Host + u.Path
+		if u.Host == "." || strings.HasPrefix(spec, "file://./") {
+			dir = "." + u.Path
+		}
+		return store.NewLocal(dir)
+	case "s3":
+		return nil, errors.New("S3 sinks are not available yet; use file://DIR")
+	}
+	return nil, fmt.Errorf("%q is not a sink (want file://DIR)", spec)
+}
+
+func newLogger(w io.Writer, format, level string) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "auto" {
+		format = "json"
+		if f, ok := w.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				format = "text"
+			}
+		}
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func printSummary(w io.Writer, s pipeline.Summary) {
+	fmt.Fprintf(w, "records read:   %d\n", s.Records)
+	if s.Skipped > 0 {
+		fmt.Fprintf(w, "already durable (skipped): %d\n", s.Skipped)
+	}
+	tables := make([]string, 0, len(s.RowsByTable))
+	for t := range s.RowsByTable {
+		tables = append(tables, t)
+	}
+	sort.Strings(tables)
+	for _, t := range tables {
+		fmt.Fprintf(w, "rows written:   %-30s %d\n", t, s.RowsByTable[t])
+	}
+	fmt.Fprintf(w, "rejected:       %d", s.Rejected)
+	if s.Rejected > 0 {
+		var parts []string
+		for r, n := range s.RejectedBy {
+			parts = append(parts, fmt.Sprintf("%s=%d", r, n))
+		}
+		sort.Strings(parts)
+		fmt.Fprintf(w, " (%s; see _dlq/)", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "\nfiles:          %d\nbytes:          %d\nseconds:        %.2f\n", s.Files, s.Bytes, s.Elapsed.Seconds())
+}

@@ -1,0 +1,132 @@
+// Package partition decides where files go: table, schema version and date
+// become object keys. It is pure functions.
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TableSegment turns a qualified table name into one path segment that is
+// safe on every file system and object store, and reversible:
+//
+//   - ASCII letters, digits and _ - . $ # stay as they are;
+//   - every other byte (including / \ % = space, control characters and
+//     non-ASCII UTF-8 bytes) becomes %XX with upper-case hex;
+//   - a leading '.' becomes %2E, so "." and ".." cannot name a directory
+//     of their own and no segment is a hidden file.
+//
+// '=' is escaped so that no table folder looks like a Hive partition. The
+// empty name has no segment: the caller must reject it.
+func TableSegment(table string) (string, error) {
+	if table == "" {
+		return "", errors.New("empty table name")
+	}
+	var b strings.Builder
+	b.Grow(len(table))
+	for i := 0; i < len(table); i++ {
+		c := table[i]
+		if safe(c) && !(i == 0 && c == '.') {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String(), nil
+}
+
+// ParseTableSegment reverses TableSegment. It rejects any segment that
+// TableSegment would not produce, so that two spellings never name one
+// table.
+func ParseTableSegment(seg string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch {
+		case c == '%':
+			if i+2 >= len(seg) {
+				return "", fmt.Errorf("table segment %q: truncated escape", seg)
+			}
+			v, err := strconv.ParseUint(seg[i+1:i+3], 16, 8)
+			if err != nil || strings.ToUpper(seg[i+1:i+3]) != seg[i+1:i+3] {
+				return "", fmt.Errorf("table segment %q: bad escape", seg)
+			}
+			if safe(byte(v)) && !(i == 0 && v == '.') {
+				return "", fmt.Errorf("table segment %q: needless escape", seg)
+			}
+			b.WriteByte(byte(v))
+			i += 2
+		case safe(c) && !(i == 0 && c == '.'):
+			b.WriteByte(c)
+		default:
+			return "", fmt.Errorf("table segment %q: unescaped byte %q", seg, c)
+		}
+	}
+	if b.Len() == 0 {
+		return "", fmt.Errorf("table segment %q: empty", seg)
+	}
+	return b.String(), nil
+}
+
+func safe(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '_' || c == '-' || c == '.' || c == '$' || c == '#'
+}
+
+// Granularity is how finely files are split by time.
+type Granularity uint8
+
+const (
+	Daily  Granularity = iota + 1 // dt=YYYY-MM-DD
+	Hourly                        // dt=YYYY-MM-DD/hr=HH
+)
+
+// ParseGranularity parses "day" or "hour".
+func ParseGranularity(s string) (Granularity, error) {
+	switch s {
+	case "day", "daily", "":
+		return Daily, nil
+	case "hour", "hourly":
+		return Hourly, nil
+	}
+	return 0, fmt.Errorf("unknown partition granularity %q (want day or hour)", s)
+}
+
+// TimePartition returns the Hive-style time path of t in UTC.
+func (g Granularity) TimePartition(t time.Time) string {
+	t = t.UTC()
+	var buf [32]byte
+	b := append(buf[:0], "dt="...)
+	b = t.AppendFormat(b, "2006-01-02")
+	if g == Hourly {
+		b = append(b, "/hr="...)
+		b = t.AppendFormat(b, "15")
+	}
+	return string(b)
+}
+
+// DataDir is the folder of a table version's files for one time partition:
+// {table}/schema_version={N}/{time partition}.
+func DataDir(tableSeg string, version int, timePart string) string {
+	return tableSeg + "/schema_version=" + strconv.Itoa(version) + "/" + timePart
+}
+
+// DataFileName names a data file by the source range it starts at, so that
+// a file written again for the same range replaces itself instead of
+// adding a duplicate.
+func DataFileName(sourcePartition string, firstOffset int64) string {
+	return fmt.Sprintf("part-%s-%020d.parquet", sourcePartition, firstOffset)
+}
+
+// SchemaKey is where a version's description goes.
+func SchemaKey(tableSeg string, version int) string {
+	return "_schemas/" + tableSeg + "/v" + strconv.Itoa(version) + ".json"
+}
+
+// DLQKey is where a batch of rejected records goes.
+func DLQKey(day time.Time, sourcePartition string, firstOffset int64) string {
+	return fmt.Sprintf("_dlq/dt=%s/%s-%020d.jsonl", day.UTC().Format("2006-01-02"), sourcePartition, firstOffset)
+}

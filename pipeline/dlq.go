@@ -1,0 +1,85 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
+	"github.com/lakehouse-exporter/lakehouse-exporter/source"
+)
+
+// dlqEntry is one line of a dead-letter file. The original record is kept
+// as text when it is valid UTF-8, else as base64, so it can be replayed.
+type dlqEntry struct {
+	Reason       cdc.Reason `json:"reason"`
+	Error        string     `json:"error"`
+	Source       string     `json:"source"`
+	Partition    string     `json:"partition"`
+	Offset       int64      `json:"offset"`
+	Table        string     `json:"table,omitempty"`
+	RejectedAt   time.Time  `json:"rejected_at"`
+	Size         int64      `json:"size"`
+	Truncated    bool       `json:"truncated,omitempty"`
+	Record       *string    `json:"record,omitempty"`
+	RecordBase64 string     `json:"record_base64,omitempty"`
+}
+
+// dlqBatch collects rejected records of one source partition until they
+// are written as one file.
+type dlqBatch struct {
+	firstOffset int64
+	buf         bytes.Buffer
+	count       int
+}
+
+type deadLetters struct {
+	batches map[string]*dlqBatch
+	now     func() time.Time
+}
+
+func newDeadLetters(now func() time.Time) *deadLetters {
+	return &deadLetters{batches: map[string]*dlqBatch{}, now: now}
+}
+
+func (d *deadLetters) add(m *source.Message, table string, rej *cdc.RejectError) {
+	e := dlqEntry{Reason: rej.Reason, Error: rej.Detail, Source: m.Position, Partition: m.Partition, Offset: m.Offset,
+		Table: table, RejectedAt: d.now().UTC(), Size: m.Size, Truncated: m.Oversized}
+	if utf8.Valid(m.Value) {
+		s := string(m.Value)
+		e.Record = &s
+	} else {
+		e.RecordBase64 = base64.StdEncoding.EncodeToString(m.Value)
+	}
+	b := d.batches[m.Partition]
+	if b == nil {
+		b = &dlqBatch{firstOffset: m.Offset}
+		d.batches[m.Partition] = b
+	}
+	line, _ := json.Marshal(e) // cannot fail: only strings, numbers, times
+	b.buf.Write(line)
+	b.buf.WriteByte('\n')
+	b.count++
+}
+
+func (d *deadLetters) pending() int {
+	n := 0
+	for _, b := range d.batches {
+		n += b.count
+	}
+	return n
+}
+
+// drain returns the files to write and forgets them.
+func (d *deadLetters) drain() map[string][]byte {
+	out := map[string][]byte{}
+	day := d.now()
+	for part, b := range d.batches {
+		out[partition.DLQKey(day, part, b.firstOffset)] = b.buf.Bytes()
+		delete(d.batches, part)
+	}
+	return out
+}

@@ -1,0 +1,260 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync/atomic"
+)
+
+// DefaultMaxRecordBytes bounds one record; longer ones are rejected as
+// oversized rather than buffered without limit.
+const DefaultMaxRecordBytes = 16 << 20
+
+// oversizedPrefix is how much of an oversized record is kept for the
+// dead-letter output.
+const oversizedPrefix = 4 << 10
+
+// Files reads JSON records from files one after another: one record per
+// line (JSON Lines), or pretty-printed records one after another, which
+// is detected from the first record of each file. Gzip files are
+// decompressed transparently. "-" means stdin.
+type Files struct {
+	paths    []string
+	maxBytes int
+	stdin    io.Reader
+
+	i     int
+	cur   *fileReader
+	done  atomic.Int64 // bytes of input consumed, for progress
+	total int64
+}
+
+// NewFiles checks that every path can be opened and returns a source over
+// them. stdin is used for the path "-".
+func NewFiles(paths []string, maxRecordBytes int, stdin io.Reader) (*Files, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no input files given")
+	}
+	if maxRecordBytes <= 0 {
+		maxRecordBytes = DefaultMaxRecordBytes
+	}
+	f := &Files{paths: paths, maxBytes: maxRecordBytes, stdin: stdin}
+	for _, p := range paths {
+		if p == "-" {
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("input file: %w", err)
+		}
+		if st.IsDir() {
+			return nil, fmt.Errorf("input file %s is a folder; list the files to read", p)
+		}
+		f.total += st.Size()
+	}
+	return f, nil
+}
+
+// Progress returns the input bytes read so far and the total size of the
+// input files (stdin counts as unknown size).
+func (f *Files) Progress() (done, total int64) { return f.done.Load(), f.total }
+
+func (f *Files) Next(ctx context.Context) (*Message, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if f.cur == nil {
+			if f.i >= len(f.paths) {
+				return nil, io.EOF
+			}
+			r, err := f.open(f.paths[f.i])
+			if err != nil {
+				return nil, err
+			}
+			f.cur = r
+		}
+		m, err := f.cur.next()
+		if err == io.EOF {
+			f.cur.close()
+			f.cur = nil
+			f.i++
+			continue
+		}
+		return m, err
+	}
+}
+
+func (f *Files) Close() error {
+	if f.cur != nil {
+		f.cur.close()
+		f.cur = nil
+	}
+	return nil
+}
+
+func (f *Files) open(path string) (*fileReader, error) {
+	var raw io.Reader
+	var closer io.Closer
+	name, part := path, PartitionName(path)
+	if path == "-" {
+		raw, name, part = f.stdin, "stdin", "stdin"
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("input file: %w", err)
+		}
+		raw, closer = fh, fh
+	}
+	counted := &countingReader{r: raw, n: &f.done}
+	br := bufio.NewReaderSize(counted, 256<<10)
+	var in io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			if closer != nil {
+				closer.Close()
+			}
+			return nil, fmt.Errorf("input file %s: bad gzip header: %w", path, err)
+		}
+		in = bufio.NewReaderSize(gz, 256<<10)
+	}
+	return &fileReader{name: name, partition: part, r: in.(*bufio.Reader), closer: closer, max: f.maxBytes}, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+type fileReader struct {
+	name, partition string
+	r               *bufio.Reader
+	closer          io.Closer
+	max             int
+
+	line      int64
+	framing   int // 0 unknown, 1 lines, 2 concatenated
+	buf       []byte
+	msg       Message
+	eof       bool
+	positions []byte
+}
+
+const (
+	framingLines = 1
+	framingMulti = 2
+)
+
+func (r *fileReader) close() {
+	if r.closer != nil {
+		r.closer.Close()
+	}
+}
+
+// readLine returns the next line without its newline; for a line longer
+// than max it returns the first oversizedPrefix bytes and its full size.
+func (r *fileReader) readLine() (line []byte, size int64, err error) {
+	r.buf = r.buf[:0]
+	for {
+		chunk, err := r.r.ReadSlice('\n')
+		size += int64(len(chunk))
+		if len(r.buf) < r.max+1 {
+			r.buf = append(r.buf, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF && size == 0 {
+			return nil, 0, io.EOF
+		}
+		if err != nil && err != io.EOF {
+			return nil, 0, fmt.Errorf("read %s: %w", r.name, err)
+		}
+		r.line++
+		b := bytes.TrimRight(r.buf, "\r\n")
+		return b, size, nil
+	}
+}
+
+func (r *fileReader) next() (*Message, error) {
+	for {
+		line, size, err := r.readLine()
+		if err != nil {
+			return nil, err
+		}
+		start := r.line
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if r.framing == 0 {
+			r.framing = framingLines
+			if d := depth(line); d > 0 {
+				r.framing = framingMulti
+			}
+		}
+		if r.framing == framingMulti {
+			rec := append([]byte(nil), line...)
+			d := depth(line)
+			for d > 0 && int64(len(rec)) <= int64(r.max) {
+				more, n, err := r.readLine()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return nil, err
+				}
+				size += n
+				rec = append(append(rec, '\n'), more...)
+				d = depth(rec)
+			}
+			line = rec
+		}
+		r.msg = Message{Value: line, Partition: r.partition, Offset: start, Position: r.name + ":" + strconv.FormatInt(start, 10), Size: size}
+		if size > int64(r.max) {
+			r.msg.Oversized = true
+			r.msg.Value = line[:min(len(line), oversizedPrefix)]
+		}
+		return &r.msg, nil
+	}
+}
+
+// depth returns how many objects and arrays are still open at the end of
+// b, ignoring brackets inside strings.
+func depth(b []byte) int {
+	d := 0
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			d++
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return d
+}

@@ -1,0 +1,60 @@
+// Package source hands out raw CDC messages with their position in the
+// input: files (JSON Lines, gzip), stdin, and later Kafka.
+package source
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+	"strings"
+)
+
+// Message is one raw record and where it came from.
+type Message struct {
+	// Value is the record's bytes. It is valid until the next call to Next.
+	Value []byte
+	// Partition names the ordered stream the record belongs to (an input
+	// file, a Kafka topic partition) as a safe path segment.
+	Partition string
+	// Offset orders records within a partition: the line the record starts
+	// on for files, the Kafka offset for Kafka.
+	Offset int64
+	// Position is a human-readable location, such as "orders.jsonl:17".
+	Position string
+	// Oversized is set when the record was longer than the limit; Value
+	// then holds only its beginning and Size its full length.
+	Oversized bool
+	Size      int64
+}
+
+// Source yields messages in order. Next returns io.EOF when the input is
+// exhausted (for sources that end).
+type Source interface {
+	Next(ctx context.Context) (*Message, error)
+	Close() error
+}
+
+// PartitionName derives a stable, safe partition name from a file path:
+// the sanitized base name plus a short hash of the absolute path, so two
+// files with one base name in different folders stay apart.
+func PartitionName(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	sum := sha256.Sum256([]byte(abs))
+	base := filepath.Base(path)
+	var b strings.Builder
+	for _, r := range base {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	return b.String() + "-" + hex.EncodeToString(sum[:4])
+}

@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Local stores objects as files under a root folder. A put writes a
+// temporary file in the destination folder, syncs it, renames it into
+// place and syncs the folder, so a crash never leaves a partial file
+// under its final name.
+type Local struct {
+	root string
+}
+
+// tmpPrefix marks files being written; List never returns them.
+const tmpPrefix = ".tmp-"
+
+// NewLocal returns a store rooted at dir, creating it if needed.
+func NewLocal(dir string) (*Local, error) {
+	if dir == "" {
+		return nil, errors.New("local store: empty folder path")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("local store %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("local store: cannot create %s: %w (check the sink path and its permissions)", abs, err)
+	}
+	return &Local{root: abs}, nil
+}
+
+func (l *Local) String() string { return "file://" + l.root }
+
+// Root is the absolute folder of the store.
+func (l *Local) Root() string { return l.root }
+
+func (l *Local) path(key string) (string, error) {
+	if err := ValidateKey(key); err != nil {
+		return "", err
+	}
+	return filepath.Join(l.root, filepath.FromSlash(key)), nil
+}
+
+func (l *Local) Put(ctx context.Context, key string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := l.path(key)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	tmp, err := os.CreateTemp(dir, tmpPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("put %s: sync: %w", key, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	committed = true
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	return nil
+}
+
+func (l *Local) Get(ctx context.Context, key string) ([]byte, error) {
+	p, err := l.path(key)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("get %s: %w", key, ErrNotExist)
+	}
+	return data, err
+}
+
+func (l *Local) List(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	err := filepath.WalkDir(l.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || strings.HasPrefix(d.Name(), tmpPrefix) {
+			return nil
+		}
+		rel, err := filepath.Rel(l.root, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if strings.HasPrefix(key, prefix) {
+			keys = append(keys, key)
+		}
+		return nil
+	})
+	sort.Strings(keys)
+	return keys, err
+}
+
+func (l *Local) Delete(ctx context.Context, key string) error {
+	p, err := l.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}

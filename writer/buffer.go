@@ -1,0 +1,136 @@
+package writer
+
+import (
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+)
+
+// buffer is one open file: the Arrow builders of one table version, time
+// partition and source partition.
+type buffer struct {
+	key     Key
+	seg     string
+	version *arrowschema.Version
+	rb      *array.RecordBuilder
+	created time.Time
+
+	opType, xid, pos *array.StringBuilder
+	opTS             *array.TimestampBuilder
+	cols             []array.Builder
+	absent           *array.ListBuilder
+	absentValues     *array.StringBuilder
+	before           *array.StructBuilder
+
+	rows                    int
+	bytes                   int64
+	firstOffset, lastOffset int64
+	firstPos, lastPos       string
+}
+
+func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string, src Source, now time.Time) *buffer {
+	rb := array.NewRecordBuilder(mem, v.Schema)
+	b := &buffer{key: key, seg: seg, version: v, rb: rb, created: now, firstOffset: src.Offset}
+	b.opType = rb.Field(0).(*array.StringBuilder)
+	b.opTS = rb.Field(1).(*array.TimestampBuilder)
+	b.xid = rb.Field(2).(*array.StringBuilder)
+	b.pos = rb.Field(3).(*array.StringBuilder)
+	n := len(v.Columns)
+	b.cols = rb.Fields()[4 : 4+n]
+	b.absent = rb.Field(4 + n).(*array.ListBuilder)
+	b.absentValues = b.absent.ValueBuilder().(*array.StringBuilder)
+	if len(rb.Fields()) > 5+n {
+		b.before = rb.Field(5 + n).(*array.StructBuilder)
+	}
+	return b
+}
+
+func (b *buffer) release() { b.rb.Release() }
+
+// append adds one row and returns the bytes it added to the estimate.
+func (b *buffer) append(rec *cdc.Record, row, before []slot, src Source) int64 {
+	size := int64(8 + len(rec.XID) + len(rec.Pos) + 8)
+	b.opType.Append(rec.Op.String())
+	b.opTS.Append(arrow.Timestamp(rec.OpTS.UnixMicro()))
+	if rec.HasXID {
+		b.xid.Append(rec.XID)
+	} else {
+		b.xid.AppendNull()
+	}
+	if rec.HasPos {
+		b.pos.Append(rec.Pos)
+	} else {
+		b.pos.AppendNull()
+	}
+	anyAbsent := false
+	for i, s := range row {
+		size += appendSlot(b.cols[i], &b.version.Columns[i], s)
+		if s.state == slotAbsent {
+			anyAbsent = true
+		}
+	}
+	if anyAbsent {
+		b.absent.Append(true)
+		for i, s := range row {
+			if s.state == slotAbsent {
+				b.absentValues.Append(b.version.Columns[i].Name)
+				size += int64(len(b.version.Columns[i].Name))
+			}
+		}
+	} else {
+		b.absent.AppendNull()
+	}
+	if b.before != nil {
+		if before == nil {
+			b.before.AppendNull()
+		} else {
+			b.before.Append(true)
+			for i, s := range before {
+				size += appendSlot(b.before.FieldBuilder(i), &b.version.Columns[i], s)
+			}
+		}
+	}
+	b.rows++
+	b.bytes += size
+	b.lastOffset = src.Offset
+	if b.rows == 1 {
+		b.firstPos = rec.Pos
+	}
+	b.lastPos = rec.Pos
+	return size
+}
+
+func appendSlot(bld array.Builder, col *arrowschema.Column, s slot) int64 {
+	if s.state != slotSet {
+		bld.AppendNull()
+		return 1
+	}
+	switch col.Type.Kind {
+	case arrowschema.KindString:
+		bld.(*array.StringBuilder).BinaryBuilder.Append(s.bytes)
+		return int64(len(s.bytes)) + 4
+	case arrowschema.KindBinary:
+		bld.(*array.BinaryBuilder).Append(s.bytes)
+		return int64(len(s.bytes)) + 4
+	case arrowschema.KindInt64:
+		bld.(*array.Int64Builder).Append(s.i64)
+	case arrowschema.KindFloat64:
+		bld.(*array.Float64Builder).Append(s.f64)
+	case arrowschema.KindDecimal:
+		bld.(*array.Decimal128Builder).Append(s.dec)
+		return 16
+	case arrowschema.KindBoolean:
+		bld.(*array.BooleanBuilder).Append(s.b)
+		return 1
+	case arrowschema.KindTimestamp:
+		bld.(*array.TimestampBuilder).Append(arrow.Timestamp(s.i64))
+	case arrowschema.KindDate:
+		bld.(*array.Date32Builder).Append(arrow.Date32(s.i64))
+		return 4
+	}
+	return 8
+}

@@ -1,0 +1,332 @@
+package writer
+
+import (
+	"encoding/base64"
+	"errors"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+)
+
+// slotState says whether a column of an image was present.
+type slotState uint8
+
+const (
+	slotAbsent slotState = iota // not in the image (partial image)
+	slotNull                    // present with JSON null
+	slotSet                     // present with a value
+)
+
+// slot holds one converted column value before it is appended. Converting
+// the whole image first means a record whose last column does not fit
+// leaves no half-appended row behind.
+type slot struct {
+	state slotState
+	i64   int64 // int64, timestamp (µs), date (days)
+	f64   float64
+	dec   decimal128.Num
+	b     bool
+	bytes []byte // string and binary; points into the record or scratch
+}
+
+// imageConverter converts row images of one schema version.
+type imageConverter struct {
+	version *arrowschema.Version
+	slots   []slot
+	scratch [][]byte
+}
+
+func newImageConverter(v *arrowschema.Version) *imageConverter {
+	return &imageConverter{version: v, slots: make([]slot, len(v.Columns)), scratch: make([][]byte, len(v.Columns))}
+}
+
+// convert fills c.slots from im. Unknown columns and values that do not
+// fit their column are rejected; nothing is ever coerced lossily.
+func (c *imageConverter) convert(im *cdc.Image, imageName string) error {
+	for i := range c.slots {
+		c.slots[i].state = slotAbsent
+	}
+	for fi := range im.Fields {
+		f := &im.Fields[fi]
+		idx, ok := c.version.ColumnIndex(f.Name)
+		if !ok {
+			return cdc.Rejectf(cdc.ReasonUnknownColumn, "%s image has column %q, which is not in the metadata of %s (schema version %d)",
+				imageName, f.Name, c.version.Table, c.version.Number)
+		}
+		s := &c.slots[idx]
+		if f.Type == cdc.TypeNull {
+			s.state = slotNull
+			continue
+		}
+		col := &c.version.Columns[idx]
+		if err := c.convertValue(idx, col.Type, f, s); err != nil {
+			return cdc.Rejectf(cdc.ReasonValueMismatch, "column %q of %s (%s): %v", f.Name, c.version.Table, col.Type, err)
+		}
+		s.state = slotSet
+	}
+	return nil
+}
+
+func (c *imageConverter) convertValue(idx int, t arrowschema.Type, f *cdc.Field, s *slot) error {
+	text, err := f.Text(c.scratch[idx])
+	if err != nil {
+		return err
+	}
+	if f.Type == cdc.TypeString && len(text) > 0 && &text[0] != &f.Value[0] {
+		c.scratch[idx] = text // keep the grown scratch buffer
+	}
+	switch t.Kind {
+	case arrowschema.KindString:
+		s.bytes = text
+		return nil
+	case arrowschema.KindInt64:
+		if f.Type != cdc.TypeNumber && f.Type != cdc.TypeString {
+			return errNotNumber(f)
+		}
+		v, err := parseInt64(text)
+		if err != nil {
+			return err
+		}
+		s.i64 = v
+	case arrowschema.KindFloat64:
+		if f.Type != cdc.TypeNumber && f.Type != cdc.TypeString {
+			return errNotNumber(f)
+		}
+		v, err := strconv.ParseFloat(unsafeString(text), 64)
+		if err != nil {
+			if errors.Is(err, strconv.ErrRange) {
+				return errors.New("number is out of float64 range")
+			}
+			return errors.New("not a number")
+		}
+		s.f64 = v
+	case arrowschema.KindDecimal:
+		if f.Type != cdc.TypeNumber && f.Type != cdc.TypeString {
+			return errNotNumber(f)
+		}
+		v, err := parseDecimal(text, t.Precision, t.Scale)
+		if err != nil {
+			return err
+		}
+		s.dec = v
+	case arrowschema.KindBoolean:
+		switch {
+		case f.Type == cdc.TypeBool:
+			s.b = text[0] == 't'
+		case f.Type == cdc.TypeNumber && (string(text) == "0" || string(text) == "1"):
+			s.b = text[0] == '1'
+		case f.Type == cdc.TypeString && strings.EqualFold(unsafeString(text), "true"):
+			s.b = true
+		case f.Type == cdc.TypeString && strings.EqualFold(unsafeString(text), "false"):
+			s.b = false
+		default:
+			return errors.New("not a boolean (want true or false)")
+		}
+	case arrowschema.KindTimestamp:
+		if f.Type != cdc.TypeString {
+			return errors.New("timestamp must be an ISO 8601 string")
+		}
+		ts, err := cdc.ParseTimestamp(text)
+		if err != nil {
+			return err
+		}
+		if ts.Nanosecond()%1000 != 0 {
+			return errors.New("timestamp has sub-microsecond digits that the column cannot hold")
+		}
+		s.i64 = ts.UnixMicro()
+	case arrowschema.KindDate:
+		if f.Type != cdc.TypeString {
+			return errors.New("date must be a YYYY-MM-DD string")
+		}
+		d, err := parseDate(text)
+		if err != nil {
+			return err
+		}
+		s.i64 = d
+	case arrowschema.KindBinary:
+		if f.Type != cdc.TypeString {
+			return errors.New("binary must be a base64 string")
+		}
+		buf := c.scratch[idx][:0]
+		if cap(buf) < base64.StdEncoding.DecodedLen(len(text)) {
+			buf = make([]byte, 0, base64.StdEncoding.DecodedLen(len(text)))
+		}
+		n, err := base64.StdEncoding.Decode(buf[:cap(buf)], text)
+		if err != nil {
+			return errors.New("binary is not valid base64")
+		}
+		c.scratch[idx] = buf
+		s.bytes = buf[:n]
+	}
+	return nil
+}
+
+func errNotNumber(f *cdc.Field) error {
+	switch f.Type {
+	case cdc.TypeBool:
+		return errors.New("a boolean in a number column")
+	case cdc.TypeObject, cdc.TypeArray:
+		return errors.New("an object or array in a number column")
+	}
+	return errors.New("not a number")
+}
+
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// parseInt64 parses integer text exactly. "12.0" and "1.2e1" are accepted
+// because they are integers; "12.5" and values past int64 are not.
+func parseInt64(text []byte) (int64, error) {
+	if v, err := strconv.ParseInt(unsafeString(text), 10, 64); err == nil {
+		return v, nil
+	}
+	d, err := parseDecimal(text, arrowschema.MaxDecimalPrecision, 0)
+	if err != nil {
+		if errors.Is(err, errScale) {
+			return 0, errors.New("not an integer")
+		}
+		if errors.Is(err, errPrecision) {
+			return 0, errors.New("integer is out of int64 range")
+		}
+		return 0, err
+	}
+	if d.HighBits() != 0 && d.HighBits() != -1 || (d.HighBits() == 0) != (int64(d.LowBits()) >= 0) {
+		return 0, errors.New("integer is out of int64 range")
+	}
+	return int64(d.LowBits()), nil
+}
+
+var (
+	errScale     = errors.New("has more fractional digits than the column's scale")
+	errPrecision = errors.New("has more digits than the column's precision")
+	errNumber    = errors.New("not a number")
+)
+
+// parseDecimal parses a JSON number (or numeric string) into a decimal with
+// the given precision and scale, exactly: no float round trip, no rounding.
+func parseDecimal(text []byte, precision, scale int32) (decimal128.Num, error) {
+	i := 0
+	neg := false
+	if i < len(text) && (text[i] == '-' || text[i] == '+') {
+		neg = text[i] == '-'
+		i++
+	}
+	var digits [80]byte
+	nd := 0
+	fracDigits := 0
+	sawDigit, sawDot := false, false
+	for ; i < len(text); i++ {
+		ch := text[i]
+		switch {
+		case ch >= '0' && ch <= '9':
+			sawDigit = true
+			if nd == 0 && ch == '0' {
+				// leading zeros carry no precision
+			} else {
+				if nd == len(digits) {
+					return decimal128.Num{}, errPrecision
+				}
+				digits[nd] = ch
+				nd++
+			}
+			if sawDot {
+				fracDigits++
+			}
+		case ch == '.' && !sawDot:
+			sawDot = true
+		default:
+			goto exponent
+		}
+	}
+exponent:
+	if !sawDigit {
+		return decimal128.Num{}, errNumber
+	}
+	exp := 0
+	if i < len(text) {
+		if text[i] != 'e' && text[i] != 'E' {
+			return decimal128.Num{}, errNumber
+		}
+		e, err := strconv.Atoi(unsafeString(text[i+1:]))
+		if err != nil || e > 1000 || e < -1000 {
+			return decimal128.Num{}, errNumber
+		}
+		exp = e
+	}
+	// value = digits × 10^(exp - fracDigits); we need digits × 10^scale.
+	shift := int(scale) + exp - fracDigits
+	if shift < 0 {
+		drop := -shift
+		if drop > nd {
+			drop = nd
+			// every digit is fractional beyond the scale
+		}
+		for _, d := range digits[nd-drop : nd] {
+			if d != '0' {
+				return decimal128.Num{}, errScale
+			}
+		}
+		nd -= drop
+	} else {
+		if nd > 0 && nd+shift > len(digits) {
+			return decimal128.Num{}, errPrecision
+		}
+		if nd > 0 {
+			for k := 0; k < shift; k++ {
+				digits[nd] = '0'
+				nd++
+			}
+		}
+	}
+	if nd > int(precision) {
+		return decimal128.Num{}, errPrecision
+	}
+	if nd <= 18 {
+		var v int64
+		for _, d := range digits[:nd] {
+			v = v*10 + int64(d-'0')
+		}
+		if neg {
+			v = -v
+		}
+		return decimal128.FromI64(v), nil
+	}
+	var b big.Int
+	b.SetString(string(digits[:nd]), 10)
+	if neg {
+		b.Neg(&b)
+	}
+	return decimal128.FromBigInt(&b), nil
+}
+
+// parseDate accepts YYYY-MM-DD, or a timestamp at exactly midnight.
+func parseDate(text []byte) (int64, error) {
+	if len(text) == 10 {
+		t, err := time.Parse("2006-01-02", unsafeString(text))
+		if err != nil {
+			return 0, errors.New("not a YYYY-MM-DD date")
+		}
+		return floorDiv(t.Unix(), 86400), nil
+	}
+	t, err := cdc.ParseTimestamp(text)
+	if err != nil {
+		return 0, errors.New("not a YYYY-MM-DD date")
+	}
+	if t.Hour() != 0 || t.Minute() != 0 || t.Second() != 0 || t.Nanosecond() != 0 {
+		return 0, errors.New("date has a time of day that the column cannot hold")
+	}
+	return floorDiv(t.Unix(), 86400), nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}

@@ -1,0 +1,350 @@
+// Package writer buffers row changes per table, schema version and date
+// partition in Arrow builders and encodes them as Parquet files in memory.
+// It never talks to storage: finished files are handed to the caller.
+package writer
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
+)
+
+// Config is the roll policy and encoding of data files.
+type Config struct {
+	MaxRows      int           // roll a file at this many rows; default 1,000,000
+	MaxBytes     int64         // roll at this many buffered bytes; default 128 MiB
+	MaxAge       time.Duration // roll a file this long after its first row; default 5m
+	RowGroupRows int64         // rows per Parquet row group; default 128 Ki
+	Compression  string        // zstd (default), snappy, gzip or none
+	Granularity  partition.Granularity
+	// ProcessingTime partitions by the time a row is buffered instead of
+	// by op_ts.
+	ProcessingTime bool
+	Allocator      memory.Allocator // default memory.DefaultAllocator
+	Now            func() time.Time // default time.Now
+}
+
+// ParseCompression maps a codec name to Parquet's; unknown names are an
+// error, never a silent fallback.
+func ParseCompression(name string) (compress.Compression, error) {
+	switch name {
+	case "zstd", "":
+		return compress.Codecs.Zstd, nil
+	case "snappy":
+		return compress.Codecs.Snappy, nil
+	case "gzip":
+		return compress.Codecs.Gzip, nil
+	case "none", "uncompressed":
+		return compress.Codecs.Uncompressed, nil
+	}
+	return 0, fmt.Errorf("unknown compression %q (want zstd, snappy, gzip or none)", name)
+}
+
+// Source locates a record in its input: a partition (a Kafka partition, an
+// input file) and an offset within it.
+type Source struct {
+	Partition string // a safe path segment
+	Offset    int64
+}
+
+// File is a finished Parquet file.
+type File struct {
+	Key             string // relative object key
+	Data            []byte
+	Table           string
+	Version         int
+	Rows            int
+	Reason          string // why it was rolled: rows, bytes, age, ddl, shutdown
+	SourcePartition string
+	FirstOffset     int64
+	LastOffset      int64
+}
+
+// Key identifies one open buffer.
+type Key struct {
+	Table     string
+	Version   int
+	TimePart  string
+	Partition string
+}
+
+// Writer owns the open table buffers. It is not safe for concurrent use.
+type Writer struct {
+	cfg        Config
+	codec      compress.Compression
+	buffers    map[Key]*buffer
+	converters map[*arrowschema.Version]*converterPair
+	buffered   int64
+}
+
+type converterPair struct{ row, before *imageConverter }
+
+// New validates cfg and returns a Writer.
+func New(cfg Config) (*Writer, error) {
+	codec, err := ParseCompression(cfg.Compression)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MaxRows <= 0 {
+		cfg.MaxRows = 1_000_000
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = 128 << 20
+	}
+	if cfg.MaxAge <= 0 {
+		cfg.MaxAge = 5 * time.Minute
+	}
+	if cfg.RowGroupRows <= 0 {
+		cfg.RowGroupRows = 128 * 1024
+	}
+	if cfg.Granularity == 0 {
+		cfg.Granularity = partition.Daily
+	}
+	if cfg.Allocator == nil {
+		cfg.Allocator = memory.DefaultAllocator
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Writer{cfg: cfg, codec: codec, buffers: map[Key]*buffer{}, converters: map[*arrowschema.Version]*converterPair{}}, nil
+}
+
+// BufferedBytes is an estimate of the bytes held in open buffers.
+func (w *Writer) BufferedBytes() int64 { return w.buffered }
+
+// Append adds the row change rec, decoded under schema version v, to its
+// buffer. A *cdc.RejectError means the record does not fit v and nothing
+// was appended. Files completed by the append (the buffer reached its row
+// or byte limit) are returned.
+func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]*File, error) {
+	conv := w.converters[v]
+	if conv == nil {
+		conv = &converterPair{row: newImageConverter(v), before: newImageConverter(v)}
+		w.converters[v] = conv
+	}
+	rowName := "after"
+	if rec.Op == cdc.OpDelete {
+		rowName = "before"
+	}
+	if err := conv.row.convert(rec.RowImage(), rowName); err != nil {
+		return nil, err
+	}
+	withBefore := v.Schema.HasField(arrowschema.ColBeforeImage) && rec.Before.Present
+	if withBefore {
+		if err := conv.before.convert(&rec.Before, "before"); err != nil {
+			return nil, err
+		}
+	}
+	partTime := rec.OpTS
+	if w.cfg.ProcessingTime {
+		partTime = w.cfg.Now()
+	}
+	seg, err := partition.TableSegment(v.Table)
+	if err != nil {
+		return nil, cdc.Rejectf(cdc.ReasonBadTableName, "%v", err)
+	}
+	key := Key{Table: v.Table, Version: v.Number, TimePart: w.cfg.Granularity.TimePartition(partTime), Partition: src.Partition}
+	var files []*File
+	b := w.buffers[key]
+	if b != nil && b.version != v {
+		// Same number, new schema: the refresh completed a provisional
+		// version differently. Close the file of the old schema first.
+		f, err := w.flush(b, "ddl")
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+		b = nil
+	}
+	if b == nil {
+		b = newBuffer(w.cfg.Allocator, key, v, seg, src, w.cfg.Now())
+		w.buffers[key] = b
+	}
+	var before []slot
+	if withBefore {
+		before = conv.before.slots
+	}
+	added := b.append(rec, conv.row.slots, before, src)
+	w.buffered += added
+	switch {
+	case b.rows >= w.cfg.MaxRows:
+		f, err := w.flush(b, "rows")
+		if err != nil {
+			return files, err
+		}
+		files = append(files, f)
+	case b.bytes >= w.cfg.MaxBytes:
+		f, err := w.flush(b, "bytes")
+		if err != nil {
+			return files, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// FlushTable closes every open buffer of table (all versions and dates).
+func (w *Writer) FlushTable(table, reason string) ([]*File, error) {
+	return w.flushWhere(func(b *buffer) bool { return b.key.Table == table }, reason)
+}
+
+// FlushDue closes buffers older than MaxAge.
+func (w *Writer) FlushDue() ([]*File, error) {
+	now := w.cfg.Now()
+	return w.flushWhere(func(b *buffer) bool { return now.Sub(b.created) >= w.cfg.MaxAge }, "age")
+}
+
+// FlushAll closes every open buffer.
+func (w *Writer) FlushAll(reason string) ([]*File, error) {
+	return w.flushWhere(func(*buffer) bool { return true }, reason)
+}
+
+// FlushLargest closes the largest buffers until at most target bytes stay
+// buffered.
+func (w *Writer) FlushLargest(target int64, reason string) ([]*File, error) {
+	var files []*File
+	for w.buffered > target && len(w.buffers) > 0 {
+		var largest *buffer
+		for _, b := range w.buffers {
+			if largest == nil || b.bytes > largest.bytes {
+				largest = b
+			}
+		}
+		f, err := w.flush(largest, reason)
+		if err != nil {
+			return files, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+func (w *Writer) flushWhere(pred func(*buffer) bool, reason string) ([]*File, error) {
+	var due []*buffer
+	for _, b := range w.buffers {
+		if pred(b) {
+			due = append(due, b)
+		}
+	}
+	// A stable order makes runs reproducible.
+	sort.Slice(due, func(i, j int) bool { return due[i].key.less(due[j].key) })
+	var files []*File
+	for _, b := range due {
+		f, err := w.flush(b, reason)
+		if err != nil {
+			return files, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+func (k Key) less(o Key) bool {
+	if k.Table != o.Table {
+		return k.Table < o.Table
+	}
+	if k.Version != o.Version {
+		return k.Version < o.Version
+	}
+	if k.TimePart != o.TimePart {
+		return k.TimePart < o.TimePart
+	}
+	return k.Partition < o.Partition
+}
+
+// Close releases every open buffer without writing it.
+func (w *Writer) Close() {
+	for k, b := range w.buffers {
+		b.release()
+		delete(w.buffers, k)
+	}
+	w.buffered = 0
+}
+
+func (w *Writer) flush(b *buffer, reason string) (*File, error) {
+	delete(w.buffers, b.key)
+	w.buffered -= b.bytes
+	defer b.release()
+	data, err := w.encode(b)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s schema version %d: %w", b.key.Table, b.key.Version, err)
+	}
+	return &File{
+		Key:             partition.DataDir(b.seg, b.key.Version, b.key.TimePart) + "/" + partition.DataFileName(b.key.Partition, b.firstOffset),
+		Data:            data,
+		Table:           b.key.Table,
+		Version:         b.key.Version,
+		Rows:            b.rows,
+		Reason:          reason,
+		SourcePartition: b.key.Partition,
+		FirstOffset:     b.firstOffset,
+		LastOffset:      b.lastOffset,
+	}, nil
+}
+
+func (w *Writer) encode(b *buffer) ([]byte, error) {
+	rec := b.rb.NewRecordBatch()
+	defer rec.Release()
+	// A column the source declares NOT NULL is written REQUIRED unless this
+	// file holds a null in it (a partial image leaves it out): the data
+	// wins over the declaration, and readers union both kinds of file.
+	fields := append([]arrow.Field(nil), b.version.Schema.Fields()...)
+	for i := range fields {
+		if !fields[i].Nullable && rec.Column(i).NullN() > 0 {
+			fields[i].Nullable = true
+		}
+	}
+	md := b.version.Schema.Metadata()
+	schema := arrow.NewSchema(fields, &md)
+	out := array.NewRecordBatch(schema, rec.Columns(), rec.NumRows())
+	defer out.Release()
+
+	var buf bytes.Buffer
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(w.codec),
+		parquet.WithStats(true),
+		parquet.WithMaxRowGroupLength(w.cfg.RowGroupRows),
+		parquet.WithAllocator(w.cfg.Allocator),
+		parquet.WithCreatedBy("lakehouse-exporter"),
+	)
+	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.cfg.Allocator), pqarrow.WithStoreSchema())
+	fw, err := pqarrow.NewFileWriter(schema, &buf, props, arrProps)
+	if err != nil {
+		return nil, err
+	}
+	kv := [][2]string{
+		{"lakehouse.table", b.key.Table},
+		{"lakehouse.schema_version", strconv.Itoa(b.key.Version)},
+		{"lakehouse.source_partition", b.key.Partition},
+		{"lakehouse.first_offset", strconv.FormatInt(b.firstOffset, 10)},
+		{"lakehouse.last_offset", strconv.FormatInt(b.lastOffset, 10)},
+		{"lakehouse.first_pos", b.firstPos},
+		{"lakehouse.last_pos", b.lastPos},
+	}
+	for _, p := range kv {
+		if err := fw.AppendKeyValueMetadata(p[0], p[1]); err != nil {
+			fw.Close()
+			return nil, err
+		}
+	}
+	if err := fw.Write(out); err != nil {
+		fw.Close()
+		return nil, err
+	}
+	if err := fw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
