@@ -1,0 +1,46 @@
+// Package duckq runs SQL on an in-memory DuckDB. Tests use it to read back
+// every file the exporter writes, and tools/duckq gives the README a query
+// command that needs nothing installed.
+package duckq
+
+import (
+	"database/sql"
+	"fmt"
+
+	_ "github.com/duckdb/duckdb-go/v2" // registers the "duckdb" driver
+)
+
+// Open returns an in-memory DuckDB.
+func Open() (*sql.DB, error) {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
+	return db, nil
+}
+
+// Rows runs query and returns the column names and every row.
+func Rows(db *sql.DB, query string, args ...any) ([]string, [][]any, error) {
+	rows, err := db.Query(query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, nil, err
+	}
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, nil, err
+		}
+		out = append(out, vals)
+	}
+	return cols, out, rows.Err()
+}
