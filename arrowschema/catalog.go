@@ -2,6 +2,7 @@ package arrowschema
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,7 @@ func ParseHints(raw map[string]string) (map[string]Type, error) {
 		out[k] = t
 	}
 	if len(problems) > 0 {
+		sort.Strings(problems) // a stable message, whatever the map order
 		return nil, fmt.Errorf("%s", strings.Join(problems, "; "))
 	}
 	return out, nil
@@ -170,6 +172,9 @@ func (c *Catalog) ApplySchemaRecord(id string, doc []byte) error {
 // ApplyMetadata takes an OBJECT_METADATA record. It returns an event when
 // the table's version changes, nil when the metadata repeats the cached one.
 func (c *Catalog) ApplyMetadata(md cdc.TableMetadata, pos string, ts time.Time) (*Event, error) {
+	// The caller's Record reuses its Columns slice for the next record it
+	// decodes; a version keeps the metadata for as long as it lives.
+	md.Columns = append([]cdc.Column(nil), md.Columns...)
 	st := c.tables[md.Table]
 	if st == nil {
 		st = &tableState{ddlTypes: map[string]string{}}
@@ -220,17 +225,43 @@ func (c *Catalog) ApplyDDL(table, statement, pos string, ts time.Time) (*Event, 
 	}
 	cur := st.current
 	if cur == nil {
+		// No columns to change yet, but the types the statement declares
+		// refine the metadata that will follow.
+		recordAlterTypes(st.ddlTypes, parsed.Alters)
 		st.openingDDL = statement
 		return nil, nil
 	}
 	md := cdc.TableMetadata{Table: table, Columns: append([]cdc.Column(nil), cur.Metadata.Columns...)}
-	hold := !parsed.Understood
-	if parsed.Understood {
-		var ok bool
-		if md.Columns, ok = applyAlters(md.Columns, parsed.Alters, st.ddlTypes); !ok {
-			hold = true
-			md.Columns = cur.Metadata.Columns
+	// A version that waits for its metadata has columns that may be stale,
+	// so a later statement applied to them must wait as well.
+	hold := !parsed.Understood || (cur.Provisional && cur.Hold)
+	switch {
+	case parsed.Understood && len(parsed.Create) > 0:
+		// CREATE TABLE (the table was dropped and created again) defines
+		// every column; the cached ones no longer matter.
+		md.Columns = md.Columns[:0]
+		for _, col := range parsed.Create {
+			_, prim, _ := SQLTypeOf(col.SQLType)
+			nullable := col.Nullable == nil || *col.Nullable
+			md.Columns = append(md.Columns, cdc.Column{Name: col.Name, Type: prim, Nullable: nullable})
 		}
+		hold = false
+	case parsed.Understood && !hold:
+		types := make(map[string]string, len(st.ddlTypes))
+		for k, v := range st.ddlTypes {
+			types[k] = v
+		}
+		cols, ok := applyAlters(append([]cdc.Column(nil), md.Columns...), parsed.Alters, types)
+		if ok {
+			md.Columns, st.ddlTypes = cols, types
+		} else {
+			hold = true
+			recordAlterTypes(st.ddlTypes, parsed.Alters)
+		}
+	case parsed.Understood:
+		// Held: the columns wait for the metadata, the types it declares
+		// still refine it.
+		recordAlterTypes(st.ddlTypes, parsed.Alters)
 	}
 	next, err := c.build(md, st)
 	if err != nil {
@@ -242,6 +273,29 @@ func (c *Catalog) ApplyDDL(table, statement, pos string, ts time.Time) (*Event, 
 	return &Event{Kind: EventOpened, Version: next, Previous: cur}, nil
 }
 
+// recordAlterTypes keeps the SQL types an ALTER TABLE declares for a table
+// that has no metadata yet.
+func recordAlterTypes(ddlTypes map[string]string, alters []Alteration) {
+	for _, a := range alters {
+		switch a.Kind {
+		case AlterAdd, AlterModify:
+			if a.Column.SQLType != "" {
+				ddlTypes[a.Column.Name] = a.Column.SQLType
+			}
+		case AlterDrop:
+			delete(ddlTypes, a.Column.Name)
+		case AlterRename:
+			if t, ok := ddlTypes[a.Column.Name]; ok {
+				ddlTypes[a.NewName] = t
+				delete(ddlTypes, a.Column.Name)
+			}
+		}
+	}
+}
+
+// applyAlters applies alters to cols (which it may modify) and records the
+// declared SQL types in ddlTypes. ok is false when a statement does not fit
+// the columns (adding one that exists, changing one that does not).
 func applyAlters(cols []cdc.Column, alters []Alteration, ddlTypes map[string]string) ([]cdc.Column, bool) {
 	find := func(name string) int {
 		for i, c := range cols {

@@ -3,7 +3,6 @@ package arrowschema
 import (
 	"strconv"
 	"strings"
-	"unicode"
 )
 
 // AlterKind is one column change a DDL statement makes.
@@ -84,7 +83,7 @@ func tokenize(s string) []token {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
-		case unicode.IsSpace(rune(c)):
+		case isSpace(c):
 			i++
 		case c == '"':
 			j := strings.IndexByte(s[i+1:], '"')
@@ -106,7 +105,7 @@ func tokenize(s string) []token {
 			i++
 		default:
 			j := i
-			for j < len(s) && !unicode.IsSpace(rune(s[j])) && strings.IndexByte("(),.;\"'*", s[j]) < 0 {
+			for j < len(s) && !isSpace(s[j]) && strings.IndexByte("(),.;\"'*", s[j]) < 0 {
 				j++
 			}
 			out = append(out, token{text: strings.ToUpper(s[i:j])})
@@ -114,6 +113,13 @@ func tokenize(s string) []token {
 		}
 	}
 	return out
+}
+
+// isSpace reports ASCII white space. The input is UTF-8: testing single
+// bytes with unicode.IsSpace would take the continuation bytes 0x85 and 0xA0
+// of a non-ASCII identifier for spaces and split it.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
 type ddlParser struct {
@@ -172,7 +178,7 @@ func (p *ddlParser) alter() ParsedDDL {
 				return ParsedDDL{Understood: true, Alters: alters}
 			}
 			p.word("COLUMN")
-			cols, ok := p.columnsOneOrList()
+			cols, ok := p.columnsOneOrList(false)
 			if !ok {
 				return ParsedDDL{}
 			}
@@ -184,7 +190,8 @@ func (p *ddlParser) alter() ParsedDDL {
 				return ParsedDDL{Understood: true, Alters: alters}
 			}
 			p.word("COLUMN")
-			cols, ok := p.columnsOneOrList()
+			// MODIFY may change only nullability or a default: "MODIFY X NOT NULL".
+			cols, ok := p.columnsOneOrList(true)
 			if !ok {
 				return ParsedDDL{}
 			}
@@ -271,11 +278,11 @@ func (p *ddlParser) skipClause() {
 	}
 }
 
-func (p *ddlParser) columnsOneOrList() ([]ColumnDef, bool) {
+func (p *ddlParser) columnsOneOrList(typeOptional bool) ([]ColumnDef, bool) {
 	if p.peek().punct == '(' {
-		return p.columnList(true)
+		return p.columnList(typeOptional)
 	}
-	c, ok := p.columnDef(false)
+	c, ok := p.columnDef(typeOptional)
 	if !ok {
 		return nil, false
 	}
@@ -400,7 +407,7 @@ func (p *ddlParser) columnDef(typeOptional bool) (ColumnDef, bool) {
 // type that says nothing more precise than the metadata's primitive (a bare
 // NUMBER, or RAW/BLOB whose JSON encoding depends on the source setup).
 func SQLTypeOf(sqlType string) (t Type, primitive string, ok bool) {
-	name, args := splitType(sqlType)
+	name, args := splitType(strings.ToUpper(sqlType))
 	switch name {
 	case "NUMBER", "NUMERIC", "DECIMAL", "DEC":
 		if len(args) == 0 {

@@ -54,7 +54,8 @@ func ParseJSONSchema(id string, doc []byte) (*JSONSchemaInfo, error) {
 		if !ok {
 			continue
 		}
-		for _, obj := range r.objects(def) {
+		budget := maxVisits
+		for _, obj := range r.objects(def, &budget) {
 			cols, _ := obj["properties"].(map[string]any)
 			for name, raw := range cols {
 				if _, seen := info.Columns[name]; seen {
@@ -127,9 +128,18 @@ func (r resolver) pointer(ref string) (map[string]any, bool) {
 	return m, ok
 }
 
+// maxVisits bounds how many (sub)schemas oneOf/anyOf/allOf alternatives are
+// followed through for one definition, so that a schema whose alternatives
+// refer back to themselves cannot recurse without end.
+const maxVisits = 256
+
 // objects returns the object schemas an image definition can be: itself,
 // or the alternatives of oneOf/anyOf (an image is often "object or null").
-func (r resolver) objects(def map[string]any) []map[string]any {
+func (r resolver) objects(def map[string]any, budget *int) []map[string]any {
+	if *budget <= 0 {
+		return nil
+	}
+	*budget--
 	def = r.deref(def)
 	var out []map[string]any
 	if _, ok := def["properties"]; ok {
@@ -139,7 +149,7 @@ func (r resolver) objects(def map[string]any) []map[string]any {
 		alts, _ := def[key].([]any)
 		for _, a := range alts {
 			if m, ok := a.(map[string]any); ok {
-				out = append(out, r.objects(m)...)
+				out = append(out, r.objects(m, budget)...)
 			}
 		}
 	}
@@ -151,8 +161,13 @@ func (r resolver) column(def map[string]any) JSONSchemaColumn {
 	var types []string
 	var format, encoding string
 	var multipleOf float64
+	budget := maxVisits
 	var visit func(m map[string]any)
 	visit = func(m map[string]any) {
+		if budget <= 0 {
+			return
+		}
+		budget--
 		m = r.deref(m)
 		switch t := m["type"].(type) {
 		case string:

@@ -108,6 +108,7 @@ type ggTop struct {
 	hasColumns, hasDDL, hasData                      bool
 	specversion, schemaDialect, id, properties       bool
 	idValue                                          []byte
+	idType                                           jsonparser.ValueType
 	catalog, schema, table                           []byte
 }
 
@@ -144,15 +145,22 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 		case "$schema":
 			t.schemaDialect = true
 		case "id":
-			t.id, t.idValue = true, value
+			t.id, t.idValue, t.idType = true, value, vt
 		case "properties":
 			t.properties = vt == jsonparser.Object
+		// Optional name metadata is only a name when it is a string.
 		case "catalog":
-			t.catalog = value
+			if vt == jsonparser.String {
+				t.catalog = value
+			}
 		case "schema":
-			t.schema = value
+			if vt == jsonparser.String {
+				t.schema = value
+			}
 		case "table":
-			t.table = value
+			if vt == jsonparser.String {
+				t.table = value
+			}
 		}
 		return nil
 	})
@@ -184,8 +192,10 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 	if !t.hasOpType {
 		// Schema records carry no op_type: recognise them by structure.
 		if t.schemaDialect || (t.id && t.properties) {
+			// ParseString accepts any bytes, so check the type first: an
+			// object or number id must not become a cache key.
 			id, err := jsonparser.ParseString(t.idValue)
-			if err != nil || id == "" {
+			if t.idType != jsonparser.String || err != nil || id == "" {
 				return Rejectf(ReasonMalformedJSON, "JSON Schema record without a string id")
 			}
 			rec.Class = ClassSchema
@@ -296,7 +306,17 @@ func (d *GoldenGate) meta(t *ggTop, rec *Record, required bool) error {
 		if t.opTSType != jsonparser.String {
 			return Rejectf(ReasonBadOpTS, "%s is a %s, want an ISO 8601 string", n.OpTS, t.opTSType)
 		}
-		ts, err := ParseTimestamp(t.opTS)
+		raw := t.opTS
+		if hasEscape(raw) {
+			// A JSON string may spell any character as an escape
+			// ("\u002e"); parse the text it stands for.
+			u, err := jsonparser.Unescape(raw, nil)
+			if err != nil {
+				return Rejectf(ReasonBadOpTS, "%s is not a valid string", n.OpTS)
+			}
+			raw = u
+		}
+		ts, err := ParseTimestamp(raw)
 		if err != nil {
 			return Rejectf(ReasonBadOpTS, "%s %q: %v", n.OpTS, truncate(string(t.opTS), 64), err)
 		}
@@ -330,15 +350,23 @@ func (d *GoldenGate) image(v []byte, vt jsonparser.ValueType, im *Image, name st
 		return Rejectf(ReasonMalformedJSON, "%s image is a %s, want an object", name, vt)
 	}
 	im.Present = true
-	return jsonparser.ObjectEach(v, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
+	err := jsonparser.ObjectEach(v, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
 		im.Fields = append(im.Fields, Field{Name: d.intern.bytes(key), Value: value, Type: valueType(vt)})
 		return nil
 	})
+	if err != nil {
+		// Every failure of Decode is a RejectError, never a parser error.
+		return Rejectf(ReasonMalformedJSON, "cannot read %s image: %v", name, err)
+	}
+	return nil
 }
 
 func (d *GoldenGate) columns(v []byte, rec *Record) error {
 	md := &rec.Metadata
 	md.Table = rec.Table
+	// A map, not a scan of the columns so far: a hostile record with many
+	// columns must not cost quadratic time.
+	seen := map[string]struct{}{}
 	err := jsonparser.ObjectEach(v, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
 		if vt != jsonparser.Object {
 			return Rejectf(ReasonBadMetadata, "column %q of %s is a %s, want an object", key, rec.Table, vt)
@@ -353,11 +381,10 @@ func (d *GoldenGate) columns(v []byte, rec *Record) error {
 		if b, err := jsonparser.GetBoolean(value, "key"); err == nil {
 			c.Key = b
 		}
-		for _, prev := range md.Columns {
-			if prev.Name == c.Name {
-				return Rejectf(ReasonBadMetadata, "column %q of %s is listed twice", c.Name, rec.Table)
-			}
+		if _, dup := seen[c.Name]; dup {
+			return Rejectf(ReasonBadMetadata, "column %q of %s is listed twice", c.Name, rec.Table)
 		}
+		seen[c.Name] = struct{}{}
 		md.Columns = append(md.Columns, c)
 		return nil
 	})

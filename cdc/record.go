@@ -101,6 +101,8 @@ type Column struct {
 }
 
 // TableMetadata is the definition of a table as the source announced it.
+// A decoder gives every metadata record its own Columns slice, so a
+// consumer may keep a TableMetadata after the Record is reused.
 type TableMetadata struct {
 	Table   string
 	Columns []Column
@@ -173,14 +175,17 @@ type QlikHeaders struct {
 	HasTableVersion bool
 }
 
-// Reset clears r for reuse, keeping its allocated slices.
+// Reset clears r for reuse, keeping the allocated slices of its row
+// images. Metadata.Columns is not reused: consumers keep the TableMetadata
+// of a metadata record (the schema catalog caches it), and refilling the
+// same backing array would silently rewrite what they cached. Metadata
+// records are rare, so the allocation does not matter.
 func (r *Record) Reset() {
-	before, after, cols := r.Before, r.After, r.Metadata.Columns[:0]
+	before, after := r.Before, r.After
 	*r = Record{}
 	before.reset()
 	after.reset()
 	r.Before, r.After = before, after
-	r.Metadata.Columns = cols
 }
 
 // RowImage returns the image that becomes the row of a data file: before

@@ -121,3 +121,12 @@ func dataFiles(t *testing.T, dir string) []string {
 	})
 	return files
 }
+
+func hints(t *testing.T, raw map[string]string) map[string]arrowschema.Type {
+	t.Helper()
+	h, err := arrowschema.ParseHints(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -83,6 +84,11 @@ func (c *imageConverter) convertValue(idx int, t arrowschema.Type, f *cdc.Field,
 	}
 	switch t.Kind {
 	case arrowschema.KindString:
+		// Parquet strings are UTF-8 and readers (DuckDB) refuse a file with
+		// anything else; JSON validation does not check it.
+		if !utf8.Valid(text) {
+			return errors.New("string is not valid UTF-8")
+		}
 		s.bytes = text
 		return nil
 	case arrowschema.KindInt64:

@@ -1,0 +1,185 @@
+package pipeline_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
+	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+)
+
+const ordersMeta = `{"op_type":"OBJECT_METADATA","qual_table":"S.T","columns":{"ID":{"type":"number","null":false,"key":true},"N":{"type":"number","null":true,"key":false},"FLAG":{"type":"boolean","null":true,"key":false},"D":{"type":"number","null":true,"key":false},"NAME":{"type":"string","null":true,"key":false}}}`
+
+func dml(id, extra string) string {
+	return `{"qual_table":"S.T","op_type":"INSERT","op_ts":"2026-07-13T04:01:01Z","xid":"x","pos":"p` + id + `","after":{"ID":` + id + extra + `}}`
+}
+
+type dlqLine struct {
+	Reason string  `json:"reason"`
+	Error  string  `json:"error"`
+	Source string  `json:"source"`
+	Offset int64   `json:"offset"`
+	Record *string `json:"record"`
+}
+
+func readDLQ(t *testing.T, dir string) []dlqLine {
+	t.Helper()
+	var out []dlqLine
+	files, _ := filepath.Glob(filepath.Join(dir, "_dlq", "dt=*", "*.jsonl"))
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var l dlqLine
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			out = append(out, l)
+		}
+		fh.Close()
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Offset < out[j].Offset })
+	return out
+}
+
+// TestBadInputGoesToDeadLetters feeds every kind of bad record between
+// good ones: each bad one lands in _dlq/ with its reason, its line and its
+// original text, and every good one is written.
+func TestBadInputGoesToDeadLetters(t *testing.T) {
+	in := t.TempDir()
+	lines := []string{
+		ordersMeta,         // 1
+		dml("1", `,"N":7`), // 2 good
+		`{"qual_table":"S.T","op_type":"INSERT",`,                                                // 3 malformed JSON
+		`{"qual_table":"S.T","op_type":"MERGE","op_ts":"2026-07-13T04:01:01Z","after":{"ID":2}}`, // 4 unknown op
+		dml("3", `,"N":"seven"`),             // 5 text in number column
+		dml("4", `,"FLAG":"maybe"`),          // 6 not a boolean
+		dml("5", `,"N":9223372036854775808`), // 7 int64 overflow
+		dml("6", `,"D":1.239`),               // 8 scale that decimal(10,2) cannot hold
+		`{"qual_table":"S.T","op_type":"INSERT","xid":"x","pos":"p7","after":{"ID":7}}`,                      // 9 missing op_ts
+		`{"qual_table":"S.T","op_type":"INSERT","op_ts":"13/07/2026","xid":"x","pos":"p8","after":{"ID":8}}`, // 10 bad op_ts
+		`{"qual_table":"NO.META","op_type":"INSERT","op_ts":"2026-07-13T04:01:01Z","after":{"A":1}}`,         // 11 never gets metadata
+		dml("9", `,"N":5,"D":10.5,"FLAG":true,"NAME":"ok"`),                                                  // 12 good
+		dml("10", `,"GHOST":1`), // 13 column not in metadata
+		`{"qual_table":"S.T","op_type":"UPDATE","op_ts":"2026-07-13T04:01:01Z","before":{"ID":1}}`, // 14 update without after image
+		`[1,2,3]`,              // 15 not an object
+		dml("11", `,"N":12.0`), // 16 good: 12.0 is an integer
+	}
+	p := writeFile(t, in, "bad.jsonl", strings.Join(lines, "\n")+"\n")
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) {
+		c.Schema.Hints = hints(t, map[string]string{"S.T:N": "int64", "S.T:D": "decimal(10,2)"})
+	}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readDLQ(t, dir)
+	want := []struct {
+		line   int64
+		reason string
+	}{
+		{3, "malformed_json"}, {4, "unknown_op_type"}, {5, "value_mismatch"}, {6, "value_mismatch"},
+		{7, "value_mismatch"}, {8, "value_mismatch"}, {9, "bad_op_ts"}, {10, "bad_op_ts"}, {11, "no_metadata"},
+		{13, "unknown_column"}, {14, "missing_image"}, {15, "malformed_json"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d dead letters, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Offset != w.line || g.Reason != w.reason {
+			t.Errorf("dead letter %d: line %d reason %s (%s); want line %d reason %s", i, g.Offset, g.Reason, g.Error, w.line, w.reason)
+		}
+		if g.Record == nil || *g.Record != lines[w.line-1] {
+			t.Errorf("dead letter for line %d does not carry the original record", w.line)
+		}
+		if !strings.HasSuffix(g.Source, "bad.jsonl:"+itoa(w.line)) || g.Error == "" {
+			t.Errorf("dead letter for line %d: source %q error %q", w.line, g.Source, g.Error)
+		}
+	}
+	if sum.Rejected != int64(len(want)) {
+		t.Errorf("summary counts %d rejects, want %d", sum.Rejected, len(want))
+	}
+	db := openDuck(t)
+	rows := query(t, db, `SELECT ID, N, D::VARCHAR, FLAG, NAME FROM `+lakeGlob(dir, "S.T")+` ORDER BY ID`)
+	equalLines(t, "good rows", rowStrings(rows), []string{"1|7|NULL|NULL|NULL", "9|5|10.50|true|ok", "11|12|NULL|NULL|NULL"})
+	types := query(t, db, `SELECT typeof(ID), typeof(N), typeof(D) FROM `+lakeGlob(dir, "S.T")+` LIMIT 1`)
+	equalLines(t, "hinted types", rowStrings(types), []string{"DOUBLE|BIGINT|DECIMAL(10,2)"})
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestMaxRejectsFailsTheRunButKeepsGoodData: past --max-rejects the run
+// fails, and what was accepted before is still written.
+func TestMaxRejectsFailsTheRunButKeepsGoodData(t *testing.T) {
+	in := t.TempDir()
+	p := writeFile(t, in, "in.jsonl", strings.Join([]string{ordersMeta, dml("1", ""), "not json", "still not json", dml("2", "")}, "\n"))
+	dir := t.TempDir()
+	_, err := export(t, dir, func(c *pipeline.Config) { c.MaxRejects = 1 }, p)
+	if !errors.Is(err, pipeline.ErrTooManyRejects) {
+		t.Fatalf("err = %v, want ErrTooManyRejects", err)
+	}
+	rows := query(t, openDuck(t), `SELECT count(*) FROM `+lakeGlob(dir, "S.T"))
+	if rowStrings(rows)[0] != "1" {
+		t.Errorf("rows written before the limit: %v, want 1", rowStrings(rows))
+	}
+	if n := len(readDLQ(t, dir)); n != 2 {
+		t.Errorf("%d dead letters, want 2", n)
+	}
+}
+
+// TestHostileTableNamesStayInsideTheSink: a table name can never write
+// outside the sink, and two names never share a folder.
+func TestHostileTableNamesStayInsideTheSink(t *testing.T) {
+	names := []string{"../../escape", "a/b", `a\b`, "..", ".", "tab\tle\x01", "x=1", "A/B", "a%2Fb"}
+	var lines []string
+	for i, n := range names {
+		q, _ := json.Marshal(n)
+		lines = append(lines,
+			`{"op_type":"OBJECT_METADATA","qual_table":`+string(q)+`,"columns":{"ID":{"type":"number","null":false,"key":true}}}`,
+			`{"qual_table":`+string(q)+`,"op_type":"INSERT","op_ts":"2026-07-13T04:01:01Z","pos":"p","after":{"ID":`+itoa(int64(i+1))+`}}`)
+	}
+	in := t.TempDir()
+	p := writeFile(t, in, "hostile.jsonl", strings.Join(lines, "\n"))
+	root := t.TempDir()
+	dir := filepath.Join(root, "sink")
+	if _, err := export(t, dir, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(root)
+	if len(entries) != 1 || entries[0].Name() != "sink" {
+		t.Fatalf("files appeared next to the sink: %v", entries)
+	}
+	seen := map[string]bool{}
+	tops, _ := os.ReadDir(dir)
+	for _, e := range tops {
+		if strings.HasPrefix(e.Name(), "_") {
+			continue
+		}
+		name, err := partition.ParseTableSegment(e.Name())
+		if err != nil {
+			t.Errorf("folder %q is not a table segment: %v", e.Name(), err)
+			continue
+		}
+		seen[name] = true
+		if files := dataFiles(t, filepath.Join(dir, e.Name())); len(files) != 1 {
+			t.Errorf("table %q has %d files, want 1", name, len(files))
+		}
+	}
+	for _, n := range names {
+		if !seen[n] {
+			t.Errorf("table %q has no folder of its own", n)
+		}
+	}
+}
