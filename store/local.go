@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -144,4 +146,64 @@ func (l *Local) Delete(ctx context.Context, key string) error {
 		return fmt.Errorf("delete %s: %w", key, err)
 	}
 	return nil
+}
+
+// PutIfAbsent writes key only if it does not exist yet; an existing key
+// yields an error wrapping ErrPreconditionFailed. Creation is atomic: the
+// data is written to a temporary file and hard-linked into place, which
+// fails if the name exists.
+func (l *Local) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	p, err := l.path(key)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	tmp, err := os.CreateTemp(dir, tmpPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	tmp.Close()
+	if err := os.Link(tmp.Name(), p); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("put %s: %w", key, ErrPreconditionFailed)
+		}
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return syncDir(dir)
+}
+
+// ETag returns a content hash of key, for PutIfMatch.
+func (l *Local) ETag(ctx context.Context, key string) (string, error) {
+	data, err := l.Get(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	sum := md5.Sum(data)
+	return `"` + hex.EncodeToString(sum[:]) + `"`, nil
+}
+
+// PutIfMatch replaces key only if its content still has etag. Unlike S3,
+// the check and the rename are not one atomic step across processes; it
+// guards against a stale writer, not against a simultaneous one.
+func (l *Local) PutIfMatch(ctx context.Context, key string, data []byte, etag string) error {
+	cur, err := l.ETag(ctx, key)
+	if err != nil {
+		return err
+	}
+	if cur != etag {
+		return fmt.Errorf("put %s: etag %s, expected %s: %w", key, cur, etag, ErrPreconditionFailed)
+	}
+	return l.Put(ctx, key, data)
 }

@@ -272,7 +272,7 @@ func (t *table) appendImage(b []byte, rng *rand.Rand, id int64, ts time.Time, nu
 			b = append(b, byte('0'+cents/10), byte('0'+cents%10))
 		case 't':
 			b = append(b, '"')
-			b = ts.Add(-time.Duration(rng.IntN(86400)) * time.Second).AppendFormat(b, "2006-01-02T15:04:05.000000Z07:00")
+			b = ts.Add(-time.Duration(rng.IntN(86400))*time.Second).AppendFormat(b, "2006-01-02T15:04:05.000000Z07:00")
 			b = append(b, '"')
 		case 'b':
 			b = strconv.AppendBool(b, rng.IntN(2) == 0)

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runExporter(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	var out, errb bytes.Buffer
+	code = run(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestBadUsageExitsTwoAndSaysWhy(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no source", []string{"run"}, "--source"},
+		{"unknown flag", []string{"run", "--source", "stdin", "--bogus"}, "bogus"},
+		{"bad compression", []string{"run", "--source", "stdin", "--compression", "lz5"}, "compression"},
+		{"bad type hint", []string{"run", "--source", "stdin", "--type-hint", "S.T:C=decimal(50,2)"}, "type-hint"},
+		{"bad hint key", []string{"run", "--source", "stdin", "--type-hint", "nocolon=int64"}, "TABLE:COLUMN"},
+		{"missing file", []string{"run", "--source", "file:/does/not/exist.jsonl"}, "exist.jsonl"},
+		{"unknown sink", []string{"run", "--source", "stdin", "--sink", "ftp://x"}, "--sink"},
+		{"duplicate names", []string{"run", "--source", "stdin", "--gg-before-field", "after"}, "after"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := runExporter(t, nil, append(c.args, "--sink", "file://"+t.TempDir())...)
+			if c.name == "unknown sink" {
+				code, _, stderr = runExporter(t, nil, c.args...)
+			}
+			if code != exitUsage {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, exitUsage, stderr)
+			}
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr does not mention %q:\n%s", c.want, stderr)
+			}
+		})
+	}
+}
+
+func TestSeveralConfigProblemsReportedAtOnce(t *testing.T) {
+	code, _, stderr := runExporter(t, nil, "run", "--source", "file:/nope.jsonl", "--sink", "ftp://x", "--type-hint", "bad=int64")
+	if code != exitUsage {
+		t.Fatalf("exit code %d", code)
+	}
+	for _, want := range []string{"--source", "--sink", "--type-hint"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not report %s:\n%s", want, stderr)
+		}
+	}
+}
+
+func TestHelpDocumentsEveryFlagWithItsEnvironmentVariable(t *testing.T) {
+	code, out, _ := runExporter(t, nil, "run", "--help")
+	if code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	for _, want := range []string{"--source", "--sink", "--once", "--max-rejects", "--type-hint", "--compression", "--config",
+		"EXPORTER_SOURCE", "EXPORTER_MAX_REJECTS", "EXPORTER_FILE_MAX_ROWS"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help does not mention %s", want)
+		}
+	}
+}
+
+// TestRunFromConfigFileAndEnvironment: options come from the YAML file,
+// the environment overrides the file, and flags override both.
+func TestRunFromConfigFileAndEnvironment(t *testing.T) {
+	sink := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "exporter.yaml")
+	os.WriteFile(cfg, []byte(`
+source: file:../../testdata/goldengate/sample.jsonl
+sink: file://`+sink+`
+compression: snappy
+type-hint:
+  "SALES.ORDERS:TOTAL_AMOUNT": decimal(12,2)
+max-rejects: 0
+`), 0o644)
+	code, out, stderr := runExporter(t, map[string]string{"EXPORTER_PARTITION_BY": "hour"}, "--config", cfg, "run", "--once")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "rows written:   SALES.ORDERS                   6") || !strings.Contains(out, "rejected:       0") {
+		t.Errorf("summary:\n%s", out)
+	}
+	// hourly partitions came from the environment
+	matches, _ := filepath.Glob(filepath.Join(sink, "SALES.ORDERS", "schema_version=1", "dt=2026-07-13", "hr=04", "*.parquet"))
+	if len(matches) != 1 {
+		t.Errorf("hourly partition files: %v", matches)
+	}
+	schema, err := os.ReadFile(filepath.Join(sink, "_schemas", "SALES.ORDERS", "v1.json"))
+	if err != nil || !strings.Contains(string(schema), `"decimal(12,2)"`) {
+		t.Errorf("type hint from the config file not applied: %s", schema)
+	}
+}
+
+func TestUnknownConfigKeyIsAnError(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "exporter.yaml")
+	os.WriteFile(cfg, []byte("source: stdin\ncompresion: zstd\n"), 0o644)
+	code, _, stderr := runExporter(t, nil, "--config", cfg, "run")
+	if code != exitUsage || !strings.Contains(stderr, "compresion") {
+		t.Errorf("exit %d, stderr %s", code, stderr)
+	}
+}
+
+func TestStdinSourceAndRejectLimitExitCode(t *testing.T) {
+	sink := t.TempDir()
+	var out, errb bytes.Buffer
+	in := strings.NewReader("garbage\nmore garbage\n")
+	code := run([]string{"run", "--source", "stdin", "--sink", "file://" + sink, "--max-rejects", "1"}, in, &out, &errb)
+	if code != exitFailure {
+		t.Fatalf("exit %d, want 1; %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "max-rejects") {
+		t.Errorf("error does not name the limit: %s", errb.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(sink, "_dlq", "*", "stdin-*.jsonl")); len(m) != 1 {
+		t.Errorf("dead letters for stdin: %v", m)
+	}
+}

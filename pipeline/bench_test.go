@@ -1,0 +1,100 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/duckq"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
+	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+	"github.com/lakehouse-exporter/lakehouse-exporter/source"
+	"github.com/lakehouse-exporter/lakehouse-exporter/store"
+)
+
+// benchRecords is the size of the benchmark stream; BENCH_RECORDS
+// overrides it.
+func benchRecords() int {
+	if s := os.Getenv("BENCH_RECORDS"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 200_000
+}
+
+// BenchmarkConvert converts one generated GoldenGate stream (4 tables, 12
+// columns, 30% updates, 10% deletes) to zstd Parquet, with the exporter and
+// with DuckDB's read_json → COPY ... (FORMAT parquet) in the same run, so
+// that the two figures can be compared (scripts/bench.sh prints the ratio).
+func BenchmarkConvert(b *testing.B) {
+	n := benchRecords()
+	in := filepath.Join(b.TempDir(), "stream.jsonl")
+	f, err := os.Create(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := gen.Write(f, gen.Options{Records: n, Tables: 4, Columns: 12, Seed: 1})
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	report := func(b *testing.B) {
+		secs := b.Elapsed().Seconds() / float64(b.N)
+		b.ReportMetric(float64(st.DML)/secs, "records/s")
+		b.ReportMetric(float64(st.Bytes)/secs/1e6, "MB/s")
+		b.ReportMetric(0, "ns/op")
+	}
+
+	b.Run("exporter", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
+			st, _ := store.NewLocal(dir)
+			src, err := source.NewFiles([]string{in}, 0, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
+			sum, err := pipeline.Run(context.Background(), pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0,
+				Schema: arrowschema.Options{BeforeImage: true}})
+			src.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var rows int64
+			for _, r := range sum.RowsByTable {
+				rows += r
+			}
+			if rows != int64(n) {
+				b.Fatalf("wrote %d rows, want %d", rows, n)
+			}
+			os.RemoveAll(dir)
+		}
+		report(b)
+	})
+
+	b.Run("duckdb", func(b *testing.B) {
+		db, err := duckq.Open()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		for i := 0; b.Loop(); i++ {
+			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
+			q := fmt.Sprintf(`COPY (SELECT * FROM read_json('%s', format='newline_delimited', maximum_object_size=16777216)
+				WHERE op_type IN ('INSERT','UPDATE','DELETE','UPSERT'))
+				TO '%s' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (qual_table))`, in, dir)
+			if _, err := db.Exec(q); err != nil {
+				b.Fatal(err)
+			}
+			os.RemoveAll(dir)
+		}
+		report(b)
+	})
+}
