@@ -222,6 +222,11 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 		if !t.hasColumns {
 			return Rejectf(ReasonBadMetadata, "OBJECT_METADATA for %s has no columns object", rec.Table)
 		}
+		// op_ts, xid and pos are optional here, but when present they say
+		// where the version this metadata opens begins.
+		if err := d.meta(&t, rec, false); err != nil {
+			return err
+		}
 		return d.columns(t.columns, rec)
 	case "DDL":
 		rec.Class = ClassDDL
