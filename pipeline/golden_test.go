@@ -21,6 +21,13 @@ func TestSampleStreamReadBackWithDuckDB(t *testing.T) {
 	if sum.Records != 22 || sum.Rejected != 0 {
 		t.Fatalf("summary: %d records, %d rejected; want 22 and 0", sum.Records, sum.Rejected)
 	}
+	checkSampleLake(t, dir)
+}
+
+// checkSampleLake checks a lake made from the sample stream, wherever it
+// was written.
+func checkSampleLake(t *testing.T, dir string) {
+	t.Helper()
 	db := openDuck(t)
 
 	orders := query(t, db, `SELECT op_type, make_timestamp(epoch_us(op_ts))::VARCHAR, xid, pos, ORDER_ID, STATUS, TOTAL_AMOUNT,

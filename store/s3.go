@@ -441,3 +441,13 @@ func (s *S3) retry(ctx context.Context, op, key string, fn func() error) error {
 	}))
 	return err
 }
+
+// CreateBucket creates the store's bucket. The exporter never creates
+// buckets by itself; tests and setup tooling use this.
+func (s *S3) CreateBucket(ctx context.Context) error {
+	_, err := s.client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(s.cfg.Bucket)})
+	if err != nil {
+		return s.explain("create bucket", "", err)
+	}
+	return nil
+}

@@ -40,7 +40,7 @@ type cli struct {
 
 type runCmd struct {
 	Source string `help:"Where records come from: file:PATH[,PATH...] (gzip read transparently; - is stdin) or stdin." required:""`
-	Sink   string `help:"Where files go: file://DIR." default:"file://./lake"`
+	Sink   string `help:"Where files go: file://DIR or s3://BUCKET/PREFIX." default:"file://./lake"`
 	Format string `help:"Input format: auto or goldengate." default:"auto" enum:"auto,goldengate,qlik"`
 	Once   bool   `help:"Drain the source, flush, checkpoint and exit (file sources always end at EOF)."`
 
@@ -71,6 +71,21 @@ type runCmd struct {
 	GGOpUpdate       string `name:"gg-op-update" help:"GoldenGate op string for updates." default:"UPDATE"`
 	GGOpDelete       string `name:"gg-op-delete" help:"GoldenGate op string for deletes." default:"DELETE"`
 	GGOpUpsert       string `name:"gg-op-upsert" help:"GoldenGate op string for upserts." default:"UPSERT"`
+
+	S3Endpoint          string        `name:"s3-endpoint" help:"S3 endpoint URL for MinIO, Ceph and others (default: AWS, or AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL)."`
+	S3Region            string        `name:"s3-region" help:"S3 region (default: AWS_REGION or the shared config, else us-east-1)."`
+	S3PathStyle         string        `name:"s3-path-style" help:"Path-style addressing: auto (on exactly when a custom endpoint is set), true or false." default:"auto" enum:"auto,true,false"`
+	S3AccessKeyID       string        `name:"s3-access-key-id" help:"Static access key (default: the standard AWS credential chain)."`
+	S3SecretAccessKey   string        `name:"s3-secret-access-key" help:"Static secret key; prefer the environment or a secret file over the command line."`
+	S3CABundle          string        `name:"s3-ca-bundle" help:"PEM file of CAs to trust for the S3 endpoint." type:"existingfile"`
+	S3PartSize          int64         `name:"s3-part-size" help:"Multipart upload part size in bytes (at least 5 MiB)." default:"16777216"`
+	S3MultipartAbove    int64         `name:"s3-multipart-above" help:"Upload files larger than this in parts." default:"33554432"`
+	S3UploadConcurrency int           `name:"s3-upload-concurrency" help:"Parts of one file uploaded at once." default:"4"`
+	S3SSE               string        `name:"s3-sse" help:"Server-side encryption: none, AES256 (SSE-S3) or aws:kms (SSE-KMS)." default:"none" enum:"none,AES256,aws:kms"`
+	S3SSEKMSKeyID       string        `name:"s3-sse-kms-key-id" help:"KMS key id for --s3-sse aws:kms."`
+	S3StorageClass      string        `name:"s3-storage-class" help:"Storage class of written objects (default: the bucket's)."`
+	S3RequestTimeout    time.Duration `name:"s3-request-timeout" help:"Timeout of one S3 request attempt." default:"2m"`
+	S3RetryFor          time.Duration `name:"s3-retry-for" help:"How long one S3 operation is retried through throttling, 5xx and network errors before the run fails." default:"15m"`
 
 	HoldMaxRecords int           `help:"Most DML records held while tables wait for metadata." default:"100000"`
 	HoldMaxBytes   int64         `help:"Most bytes of DML held while tables wait for metadata." default:"67108864"`
@@ -127,6 +142,18 @@ func (r *runCmd) execute(stdin io.Reader, stdout, stderr io.Writer) int {
 	defer closeAll()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if c, ok := cfg.Store.(checker); ok {
+		// A missing bucket or bad credentials stop the run at once, not
+		// after minutes of retries.
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := c.Check(cctx)
+		cancel()
+		if err != nil {
+			logger.Error("sink is not usable", "sink", cfg.Store.String(), "error", err)
+			fmt.Fprintln(stderr, "exporter:", err)
+			return exitFailure
+		}
+	}
 	logger.Info("export starting", "source", r.Source, "sink", cfg.Store.String(), "format", r.Format)
 	sum, err := pipeline.Run(ctx, cfg)
 	printSummary(stdout, sum)
@@ -181,11 +208,12 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 	cfg.Writer = writer.Config{MaxRows: r.FileMaxRows, MaxBytes: r.FileMaxBytes, MaxAge: r.FileMaxAge, RowGroupRows: r.RowGroupRows,
 		Compression: r.Compression, Granularity: gran, ProcessingTime: r.PartitionTime == "processing"}
 
-	st, err := openSink(r.Sink)
+	st, err := r.openSink(logger)
 	if err != nil {
 		add("--sink: %v", err)
+	} else {
+		cfg.Store = st
 	}
-	cfg.Store = st
 
 	src, err := openSource(r.Source, r.MaxRecordBytes, stdin)
 	if err != nil {
@@ -214,7 +242,18 @@ func openSource(spec string, maxRecordBytes int, stdin io.Reader) (source.Source
 	return nil, fmt.Errorf("%q is not a source (want file:PATH[,PATH...] or stdin)", spec)
 }
 
-func openSink(spec string) (*store.Local, error) {
+// sink is what the command needs from a store: the pipeline's needs plus
+// an optional reachability check.
+type sink interface {
+	pipeline.Store
+}
+
+type checker interface {
+	Check(ctx context.Context) error
+}
+
+func (r *runCmd) openSink(logger *slog.Logger) (sink, error) {
+	spec := r.Sink
 	u, err := url.Parse(spec)
 	if err != nil {
 		return nil, fmt.Errorf("%q is not a URL: %v", spec, err)
@@ -227,9 +266,26 @@ func openSink(spec string) (*store.Local, error) {
 		}
 		return store.NewLocal(dir)
 	case "s3":
-		return nil, errors.New("S3 sinks are not available yet; use file://DIR")
+		cfg := store.S3Config{
+			Bucket: u.Host, Prefix: strings.Trim(u.Path, "/"), Endpoint: r.S3Endpoint, Region: r.S3Region,
+			AccessKeyID: r.S3AccessKeyID, SecretAccessKey: r.S3SecretAccessKey, CABundle: r.S3CABundle,
+			PartSize: r.S3PartSize, MultipartAbove: r.S3MultipartAbove, UploadConcurrency: r.S3UploadConcurrency,
+			SSEKMSKeyID: r.S3SSEKMSKeyID, StorageClass: r.S3StorageClass, RequestTimeout: r.S3RequestTimeout,
+			RetryFor: r.S3RetryFor, Logger: logger,
+		}
+		if r.S3SSE != "none" {
+			cfg.SSE = r.S3SSE
+		}
+		if r.S3PathStyle != "auto" {
+			ps := r.S3PathStyle == "true"
+			cfg.PathStyle = &ps
+		}
+		if (cfg.AccessKeyID == "") != (cfg.SecretAccessKey == "") {
+			return nil, errors.New("--s3-access-key-id and --s3-secret-access-key go together")
+		}
+		return store.NewS3(context.Background(), cfg)
 	}
-	return nil, fmt.Errorf("%q is not a sink (want file://DIR)", spec)
+	return nil, fmt.Errorf("%q is not a sink (want file://DIR or s3://BUCKET/PREFIX)", spec)
 }
 
 func newLogger(w io.Writer, format, level string) *slog.Logger {
