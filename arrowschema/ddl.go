@@ -339,6 +339,10 @@ var columnStopWords = map[string]bool{"DEFAULT": true, "NOT": true, "NULL": true
 	"UNIQUE": true, "CHECK": true, "REFERENCES": true, "ENCRYPT": true, "INVISIBLE": true, "VISIBLE": true,
 	"GENERATED": true, "COLLATE": true, "ENABLE": true, "DISABLE": true}
 
+// alterClauseWords start the next clause of an ALTER TABLE; no column type
+// or constraint contains them.
+var alterClauseWords = map[string]bool{"ADD": true, "DROP": true, "MODIFY": true, "RENAME": true}
+
 func (p *ddlParser) columnDef(typeOptional bool) (ColumnDef, bool) {
 	name, ok := p.ident()
 	if !ok {
@@ -352,7 +356,7 @@ func (p *ddlParser) columnDef(typeOptional bool) (ColumnDef, bool) {
 		if depth == 0 && (t.punct == ',' || t.punct == ')' || t.punct == ';') {
 			break
 		}
-		if depth == 0 && t.punct == 0 && !t.quoted && columnStopWords[t.text] {
+		if depth == 0 && t.punct == 0 && !t.quoted && (columnStopWords[t.text] || alterClauseWords[t.text]) {
 			break
 		}
 		switch t.punct {
@@ -384,6 +388,9 @@ func (p *ddlParser) columnDef(typeOptional bool) (ColumnDef, bool) {
 		t := p.peek()
 		if depth == 0 && (t.punct == ',' || t.punct == ')' || t.punct == ';') {
 			break
+		}
+		if depth == 0 && t.punct == 0 && !t.quoted && alterClauseWords[t.text] {
+			break // the next clause of an ALTER TABLE: ADD A NUMBER DROP COLUMN B
 		}
 		switch {
 		case t.punct == '(':

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 )
 
@@ -54,8 +55,7 @@ func ParseJSONSchema(id string, doc []byte) (*JSONSchemaInfo, error) {
 		if !ok {
 			continue
 		}
-		budget := maxVisits
-		for _, obj := range r.objects(def, &budget) {
+		for _, obj := range r.objects(def, map[uintptr]bool{}) {
 			cols, _ := obj["properties"].(map[string]any)
 			for name, raw := range cols {
 				if _, seen := info.Columns[name]; seen {
@@ -128,19 +128,24 @@ func (r resolver) pointer(ref string) (map[string]any, bool) {
 	return m, ok
 }
 
-// maxVisits bounds how many (sub)schemas oneOf/anyOf/allOf alternatives are
-// followed through for one definition, so that a schema whose alternatives
-// refer back to themselves cannot recurse without end.
-const maxVisits = 256
+// firstVisit reports whether m is seen for the first time, so that a schema
+// whose alternatives refer back to themselves cannot recurse without end.
+func firstVisit(seen map[uintptr]bool, m map[string]any) bool {
+	p := reflect.ValueOf(m).Pointer()
+	if seen[p] {
+		return false
+	}
+	seen[p] = true
+	return true
+}
 
 // objects returns the object schemas an image definition can be: itself,
 // or the alternatives of oneOf/anyOf (an image is often "object or null").
-func (r resolver) objects(def map[string]any, budget *int) []map[string]any {
-	if *budget <= 0 {
+func (r resolver) objects(def map[string]any, seen map[uintptr]bool) []map[string]any {
+	def = r.deref(def)
+	if !firstVisit(seen, def) {
 		return nil
 	}
-	*budget--
-	def = r.deref(def)
 	var out []map[string]any
 	if _, ok := def["properties"]; ok {
 		out = append(out, def)
@@ -149,7 +154,7 @@ func (r resolver) objects(def map[string]any, budget *int) []map[string]any {
 		alts, _ := def[key].([]any)
 		for _, a := range alts {
 			if m, ok := a.(map[string]any); ok {
-				out = append(out, r.objects(m, budget)...)
+				out = append(out, r.objects(m, seen)...)
 			}
 		}
 	}
@@ -161,14 +166,13 @@ func (r resolver) column(def map[string]any) JSONSchemaColumn {
 	var types []string
 	var format, encoding string
 	var multipleOf float64
-	budget := maxVisits
+	seen := map[uintptr]bool{}
 	var visit func(m map[string]any)
 	visit = func(m map[string]any) {
-		if budget <= 0 {
+		m = r.deref(m)
+		if !firstVisit(seen, m) {
 			return
 		}
-		budget--
-		m = r.deref(m)
 		switch t := m["type"].(type) {
 		case string:
 			types = append(types, t)

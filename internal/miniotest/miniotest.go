@@ -86,8 +86,8 @@ func Download(t testing.TB, s *store.S3, dir string) int {
 type Server struct {
 	Creds
 	bin, data, addr string
-	cmd              *exec.Cmd
-	t                testing.TB
+	cmd             *exec.Cmd
+	t               testing.TB
 }
 
 // Own starts a MinIO server for this test alone, or skips when the binary
