@@ -49,6 +49,11 @@ type Config struct {
 	HoldMaxRecords int
 	HoldMaxBytes   int64
 	HoldMaxAge     time.Duration
+	// UploadWorkers files are uploaded at once (default 4), and at most
+	// UploadQueue finished files wait for upload (default 8) before reading
+	// pauses.
+	UploadWorkers int
+	UploadQueue   int
 	// ProgressEvery logs progress at this interval; 0 turns it off.
 	ProgressEvery time.Duration
 	Logger        *slog.Logger
@@ -93,6 +98,7 @@ type runner struct {
 	heldN   int
 	heldB   int64
 	logged  map[cdc.Reason]bool
+	up      *uploader
 }
 
 // Run consumes the source to its end, writing every accepted row change to
@@ -113,6 +119,12 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.HoldMaxAge <= 0 {
 		cfg.HoldMaxAge = 5 * time.Minute
 	}
+	if cfg.UploadWorkers <= 0 {
+		cfg.UploadWorkers = 4
+	}
+	if cfg.UploadQueue <= 0 {
+		cfg.UploadQueue = 8
+	}
 	if cfg.Writer.Now == nil {
 		cfg.Writer.Now = cfg.Now
 	}
@@ -131,6 +143,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return r.sum, err
 	}
+	r.up = newUploader(ctx, cfg.Store, cfg.UploadWorkers, cfg.UploadQueue, r.log, &r.sum)
+	defer r.up.close() // on every path: no upload goroutine outlives Run
 	r.durable = cp.Offsets()
 
 	stopProgress := r.startProgress(ctx)
@@ -360,17 +374,7 @@ func (r *runner) reject(m *source.Message, table string, rej *cdc.RejectError) e
 }
 
 func (r *runner) upload(ctx context.Context, files []*writer.File) error {
-	for _, f := range files {
-		if err := r.cfg.Store.Put(ctx, f.Key, f.Data); err != nil {
-			return fmt.Errorf("upload %s to %s: %w", f.Key, r.cfg.Store, err)
-		}
-		r.sum.Files++
-		r.sum.Bytes += int64(len(f.Data))
-		r.sum.RowsByTable[f.Table] += int64(f.Rows)
-		r.log.Info("file written", "table", f.Table, "version", f.Version, "rows", f.Rows, "bytes", len(f.Data),
-			"reason", f.Reason, "key", f.Key)
-	}
-	return nil
+	return r.up.send(ctx, files)
 }
 
 // finish releases held records, flushes every buffer, writes the dead
@@ -392,6 +396,10 @@ func (r *runner) finish(ctx context.Context) error {
 		return err
 	}
 	if err := r.upload(ctx, files); err != nil {
+		return err
+	}
+	// The checkpoint may only claim what is in storage: wait for uploads.
+	if err := r.up.close(); err != nil {
 		return err
 	}
 	for key, data := range r.dlq.drain() {

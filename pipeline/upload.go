@@ -1,0 +1,101 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
+)
+
+// uploader puts finished files into the store on a few goroutines while
+// decoding goes on. Its queue is bounded: when the store is slow or down,
+// send blocks, and so the pipeline stops reading input instead of growing.
+type uploader struct {
+	store Store
+	log   *slog.Logger
+	queue chan *writer.File
+	wg    sync.WaitGroup
+
+	closeOnce sync.Once
+
+	mu   sync.Mutex
+	err  error // the first upload failure; everything after it is refused
+	sum  *Summary
+	done func(*writer.File)
+}
+
+func newUploader(ctx context.Context, st Store, workers, queue int, log *slog.Logger, sum *Summary) *uploader {
+	u := &uploader{store: st, log: log, queue: make(chan *writer.File, queue), sum: sum}
+	// Uploads outlive a cancelled run context: a shutdown flushes and
+	// uploads what it has before it exits (bounded by the store's retry
+	// limit).
+	upCtx := context.WithoutCancel(ctx)
+	for range workers {
+		u.wg.Add(1)
+		go func() {
+			defer u.wg.Done()
+			for f := range u.queue {
+				if u.failed() != nil {
+					continue // drain without uploading
+				}
+				if err := st.Put(upCtx, f.Key, f.Data); err != nil {
+					u.fail(fmt.Errorf("upload %s to %s: %w", f.Key, st, err))
+					continue
+				}
+				u.record(f)
+			}
+		}()
+	}
+	return u
+}
+
+func (u *uploader) failed() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.err
+}
+
+func (u *uploader) fail(err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.err == nil {
+		u.err = err
+	}
+}
+
+func (u *uploader) record(f *writer.File) {
+	u.mu.Lock()
+	u.sum.Files++
+	u.sum.Bytes += int64(len(f.Data))
+	u.sum.RowsByTable[f.Table] += int64(f.Rows)
+	u.mu.Unlock()
+	u.log.Info("file written", "table", f.Table, "version", f.Version, "rows", f.Rows, "bytes", len(f.Data),
+		"reason", f.Reason, "key", f.Key)
+}
+
+// send queues files; it returns the first upload failure, if any.
+func (u *uploader) send(ctx context.Context, files []*writer.File) error {
+	for _, f := range files {
+		if err := u.failed(); err != nil {
+			return err
+		}
+		select {
+		case u.queue <- f:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return u.failed()
+}
+
+// close waits for every queued file to be uploaded and returns the first
+// failure. Files are durable once it returns nil. It may be called again.
+func (u *uploader) close() error {
+	u.closeOnce.Do(func() {
+		close(u.queue)
+		u.wg.Wait()
+	})
+	return u.failed()
+}

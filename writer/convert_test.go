@@ -1,0 +1,539 @@
+package writer
+
+import (
+	"encoding/base64"
+	"errors"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+)
+
+func decString(n decimal128.Num) string { return n.BigInt().String() }
+
+func TestParseDecimalExact(t *testing.T) {
+	cases := []struct {
+		in       string
+		p, s     int32
+		unscaled string
+	}{
+		{"125.50", 12, 2, "12550"},
+		{"125.5", 12, 2, "12550"},
+		{"125", 12, 2, "12500"},
+		{"0.05", 3, 2, "5"},
+		{"-0.5", 12, 2, "-50"},
+		{"-0", 5, 2, "0"},
+		{"0", 1, 0, "0"},
+		{"0.00", 1, 0, "0"},
+		{"1.2300", 12, 2, "123"},   // trailing zeros beyond the scale are exact
+		{"00012.50", 4, 2, "1250"}, // leading zeros carry no precision
+		{"1e2", 12, 2, "10000"},
+		{"1E2", 3, 0, "100"},
+		{"1e+2", 3, 0, "100"},
+		{"1.5e-1", 5, 2, "15"},
+		{"-2.5E1", 5, 1, "-250"},
+		{"12.500000000000000000000000000000000000000000000", 4, 2, "1250"},
+		{"9999999999.99", 12, 2, "999999999999"},
+		// past 18 digits: the big.Int path
+		{"1234567890123456789.12", 21, 2, "123456789012345678912"},
+		{"99999999999999999999999999999999999999", 38, 0, "99999999999999999999999999999999999999"},
+		{"-99999999999999999999999999999999999999", 38, 0, "-99999999999999999999999999999999999999"},
+		{"0.12345678901234567890123456789012345678", 38, 38, "12345678901234567890123456789012345678"},
+		{"1e37", 38, 0, "10000000000000000000000000000000000000"},
+		{"123456789012345678", 18, 0, "123456789012345678"},
+		{"1234567890123456789", 19, 0, "1234567890123456789"},
+	}
+	for _, c := range cases {
+		got, err := parseDecimal([]byte(c.in), c.p, c.s)
+		if err != nil {
+			t.Errorf("parseDecimal(%q, %d, %d): %v", c.in, c.p, c.s, err)
+			continue
+		}
+		if decString(got) != c.unscaled {
+			t.Errorf("parseDecimal(%q, %d, %d) = %s, want unscaled %s", c.in, c.p, c.s, decString(got), c.unscaled)
+		}
+	}
+}
+
+func TestParseDecimalRejects(t *testing.T) {
+	cases := []struct {
+		in   string
+		p, s int32
+		want error // nil: any error
+	}{
+		{"1.2345", 12, 2, errScale},
+		{"0.001", 12, 2, errScale},
+		{"1.55e-1", 5, 2, errScale},
+		{"12345678901.23", 12, 2, errPrecision}, // 13 digits into precision 12
+		{"100", 2, 0, errPrecision},
+		{"1e2", 2, 0, errPrecision},
+		{"999999999999999999999999999999999999999", 38, 0, errPrecision}, // 39 digits
+		{"1e38", 38, 0, errPrecision},
+		{"1e400", 38, 0, errPrecision},
+		{"0.5", 38, 38, nil}, // fits
+		{"", 10, 2, errNumber},
+		{"-", 10, 2, errNumber},
+		{".", 10, 2, errNumber},
+		{"abc", 10, 2, errNumber},
+		{"1e", 10, 2, errNumber},
+		{"1e5x", 10, 2, errNumber},
+		{"1.2.3", 10, 2, errNumber},
+		{"--1", 10, 2, errNumber},
+		{"0x10", 10, 2, errNumber},
+		{" 1", 10, 2, errNumber},
+		{"1 ", 10, 2, errNumber},
+		{"NaN", 10, 2, errNumber},
+		{"Infinity", 10, 2, errNumber},
+	}
+	for _, c := range cases {
+		got, err := parseDecimal([]byte(c.in), c.p, c.s)
+		if c.in == "0.5" {
+			if err != nil || decString(got) != "50000000000000000000000000000000000000" {
+				t.Errorf("parseDecimal(0.5, 38, 38) = %s, %v", decString(got), err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("parseDecimal(%q, %d, %d) = %s, want an error", c.in, c.p, c.s, decString(got))
+			continue
+		}
+		if c.want != nil && !errors.Is(err, c.want) {
+			t.Errorf("parseDecimal(%q, %d, %d) error %v, want %v", c.in, c.p, c.s, err, c.want)
+		}
+	}
+}
+
+// The big path must agree with the fast path at the boundary and with
+// math/big everywhere.
+func TestParseDecimalAgreesWithBig(t *testing.T) {
+	for _, in := range []string{
+		"1", "-1", "123456789012345678", "1234567890123456789", "-1234567890123456789",
+		"170141183460469231731687303715884105727", // > 38 digits: rejected
+		"17014118346046923173168730371588410572",
+		"-17014118346046923173168730371588410572",
+		"3.14159265358979323846264338327950288",
+	} {
+		var want big.Float
+		want.SetPrec(300)
+		if _, ok := want.SetString(in); !ok {
+			t.Fatal(in)
+		}
+		scale := int32(0)
+		if i := strings.IndexByte(in, '.'); i >= 0 {
+			scale = int32(len(in) - i - 1)
+		}
+		got, err := parseDecimal([]byte(in), 38, scale)
+		digits := len(strings.TrimLeft(strings.NewReplacer("-", "", ".", "").Replace(in), "0"))
+		if digits > 38 {
+			if err == nil {
+				t.Errorf("%s (%d digits) accepted", in, digits)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		unscaled := new(big.Float).SetPrec(300).SetInt(got.BigInt())
+		unscaled.Quo(unscaled, new(big.Float).SetPrec(300).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)))
+		if unscaled.Cmp(&want) != 0 {
+			t.Errorf("%s → %s / 10^%d", in, decString(got), scale)
+		}
+	}
+}
+
+func TestParseInt64(t *testing.T) {
+	ok := map[string]int64{
+		"12":                    12,
+		"-12":                   -12,
+		"0":                     0,
+		"12.0":                  12,
+		"12.000":                12,
+		"-7.0":                  -7,
+		"1e3":                   1000,
+		"1.2e1":                 12,
+		"120e-1":                12,
+		"9223372036854775807":   9223372036854775807,
+		"-9223372036854775808":  -9223372036854775808,
+		"9223372036854775807.0": 9223372036854775807,
+		"00042":                 42,
+	}
+	for in, want := range ok {
+		got, err := parseInt64([]byte(in))
+		if err != nil {
+			t.Errorf("parseInt64(%q): %v", in, err)
+			continue
+		}
+		if got != want {
+			t.Errorf("parseInt64(%q) = %d, want %d", in, got, want)
+		}
+	}
+	for _, in := range []string{
+		"12.5", "0.1", "1e-1", "-0.5",
+		"9223372036854775808", "-9223372036854775809",
+		"18446744073709551616", "99999999999999999999", "1e19", "-1e19",
+		"99999999999999999999999999999999999999999",
+		"1e400",
+		"", "abc", "12a", "0x10", "1_000", " 1", "true", "null",
+	} {
+		if got, err := parseInt64([]byte(in)); err == nil {
+			t.Errorf("parseInt64(%q) = %d, want an error", in, got)
+		}
+	}
+}
+
+func TestParseDate(t *testing.T) {
+	days := func(y int, m time.Month, d int) int64 {
+		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	}
+	ok := map[string]int64{
+		"1970-01-01":                 0,
+		"1970-01-02":                 1,
+		"1969-12-31":                 -1, // pre-1970 floors, never rounds towards zero
+		"1900-01-01":                 -25567,
+		"2000-01-01":                 10957,
+		"2026-07-13":                 days(2026, 7, 13),
+		"2024-02-29":                 days(2024, 2, 29),
+		"2026-07-13T00:00:00Z":       days(2026, 7, 13),
+		"2026-07-13T00:00:00":        days(2026, 7, 13),
+		"2026-07-13 00:00:00.000000": days(2026, 7, 13),
+		"1969-12-31T00:00:00Z":       -1,
+		"1960-06-15T00:00:00Z":       days(1960, 6, 15),
+	}
+	for in, want := range ok {
+		got, err := parseDate([]byte(in))
+		if err != nil {
+			t.Errorf("parseDate(%q): %v", in, err)
+			continue
+		}
+		if got != want {
+			t.Errorf("parseDate(%q) = %d, want %d", in, got, want)
+		}
+	}
+	for _, in := range []string{
+		"2026-07-13T00:00:00.000001Z", // a time of day
+		"2026-07-13T12:00:00Z",
+		"1969-12-31T23:59:59Z",
+		"2026-07-13T00:00:00+02:00", // 2026-07-12 22:00 UTC
+		"2023-02-29", "2026-13-01", "2026-00-10", "2026-7-13", "20260713", "", "yesterday",
+	} {
+		if got, err := parseDate([]byte(in)); err == nil {
+			t.Errorf("parseDate(%q) = %d, want an error", in, got)
+		}
+	}
+}
+
+func TestFloorDiv(t *testing.T) {
+	for _, c := range [][3]int64{{0, 86400, 0}, {86399, 86400, 0}, {-1, 86400, -1}, {-86400, 86400, -1}, {-86401, 86400, -2}} {
+		if got := floorDiv(c[0], c[1]); got != c[2] {
+			t.Errorf("floorDiv(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+// convVersion builds a one-table version whose columns have exactly the
+// given types (through hints), all nullable.
+func convVersion(t *testing.T, cols ...string) *arrowschema.Version {
+	t.Helper()
+	hints := map[string]arrowschema.Type{}
+	md := cdc.TableMetadata{Table: "S.T"}
+	for i := 0; i < len(cols); i += 2 {
+		typ, err := arrowschema.ParseType(cols[i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		hints["S.T:"+cols[i]] = typ
+		md.Columns = append(md.Columns, cdc.Column{Name: cols[i], Type: "string", Nullable: true})
+	}
+	c := arrowschema.NewCatalog(arrowschema.Options{Hints: hints})
+	ev, err := c.ApplyMetadata(md, "p", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev.Version
+}
+
+func str(name, escaped string) cdc.Field {
+	return cdc.Field{Name: name, Value: []byte(escaped), Type: cdc.TypeString}
+}
+func num(name, text string) cdc.Field {
+	return cdc.Field{Name: name, Value: []byte(text), Type: cdc.TypeNumber}
+}
+func boolean(name, text string) cdc.Field {
+	return cdc.Field{Name: name, Value: []byte(text), Type: cdc.TypeBool}
+}
+func null(name string) cdc.Field {
+	return cdc.Field{Name: name, Value: []byte("null"), Type: cdc.TypeNull}
+}
+
+// convertOne converts a one-field image and returns the slot of column 0.
+func convertOne(t *testing.T, typ string, f cdc.Field) (slot, error) {
+	t.Helper()
+	v := convVersion(t, f.Name, typ)
+	c := newImageConverter(v)
+	err := c.convert(&cdc.Image{Present: true, Fields: []cdc.Field{f}}, "after")
+	return c.slots[0], err
+}
+
+func wantMismatch(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: accepted", what)
+		return
+	}
+	re, ok := cdc.AsReject(err)
+	if !ok || re.Reason != cdc.ReasonValueMismatch {
+		t.Errorf("%s: error %v, want a %s RejectError", what, err, cdc.ReasonValueMismatch)
+	}
+}
+
+func TestConvertInt64(t *testing.T) {
+	for _, c := range []struct {
+		f    cdc.Field
+		want int64
+	}{
+		{num("C", "1001"), 1001},
+		{num("C", "12.0"), 12},
+		{num("C", "9223372036854775807"), 9223372036854775807},
+		{str("C", "42"), 42}, // numeric strings are numbers
+		{str("C", "-42.00"), -42},
+	} {
+		s, err := convertOne(t, "int64", c.f)
+		if err != nil {
+			t.Errorf("%s: %v", c.f.Value, err)
+			continue
+		}
+		if s.state != slotSet || s.i64 != c.want {
+			t.Errorf("%s: slot %+v, want %d", c.f.Value, s, c.want)
+		}
+	}
+	for _, f := range []cdc.Field{
+		num("C", "12.5"), num("C", "9223372036854775808"), str("C", "twelve"),
+		boolean("C", "true"), {Name: "C", Value: []byte(`{"a":1}`), Type: cdc.TypeObject},
+		{Name: "C", Value: []byte(`[1]`), Type: cdc.TypeArray},
+	} {
+		_, err := convertOne(t, "int64", f)
+		wantMismatch(t, "int64 "+string(f.Value), err)
+	}
+}
+
+func TestConvertFloat64(t *testing.T) {
+	for _, c := range []struct {
+		f    cdc.Field
+		want float64
+	}{
+		{num("C", "125.50"), 125.5},
+		{num("C", "-1e-3"), -0.001},
+		{str("C", "2.5"), 2.5},
+		{num("C", "0"), 0},
+	} {
+		s, err := convertOne(t, "float64", c.f)
+		if err != nil || s.f64 != c.want {
+			t.Errorf("%s: %v %v, want %v", c.f.Value, s.f64, err, c.want)
+		}
+	}
+	for _, f := range []cdc.Field{num("C", "1e400"), str("C", "abc"), boolean("C", "false"), str("C", "")} {
+		_, err := convertOne(t, "float64", f)
+		wantMismatch(t, "float64 "+string(f.Value), err)
+	}
+}
+
+func TestConvertDecimal(t *testing.T) {
+	s, err := convertOne(t, "decimal(12,2)", num("C", "125.50"))
+	if err != nil || decString(s.dec) != "12550" {
+		t.Errorf("125.50 → %s, %v; want 12550", decString(s.dec), err)
+	}
+	s, err = convertOne(t, "decimal(12,2)", str("C", "-3.1"))
+	if err != nil || decString(s.dec) != "-310" {
+		t.Errorf(`"-3.1" → %s, %v; want -310`, decString(s.dec), err)
+	}
+	for _, f := range []cdc.Field{num("C", "1.2345"), num("C", "12345678901.23"), boolean("C", "true"), str("C", "x")} {
+		_, err := convertOne(t, "decimal(12,2)", f)
+		wantMismatch(t, "decimal "+string(f.Value), err)
+	}
+}
+
+func TestConvertBoolean(t *testing.T) {
+	for _, c := range []struct {
+		f    cdc.Field
+		want bool
+	}{
+		{boolean("C", "true"), true},
+		{boolean("C", "false"), false},
+		{num("C", "1"), true},
+		{num("C", "0"), false},
+		{str("C", "true"), true},
+		{str("C", "FALSE"), false},
+		{str("C", "True"), true},
+	} {
+		s, err := convertOne(t, "boolean", c.f)
+		if err != nil || s.state != slotSet || s.b != c.want {
+			t.Errorf("%v %s: %v %v, want %v", c.f.Type, c.f.Value, s.b, err, c.want)
+		}
+	}
+	for _, f := range []cdc.Field{str("C", "maybe"), str("C", "yes"), str("C", ""), num("C", "2"), num("C", "1.0"), num("C", "-1"),
+		{Name: "C", Value: []byte(`{}`), Type: cdc.TypeObject}} {
+		_, err := convertOne(t, "boolean", f)
+		wantMismatch(t, "boolean "+string(f.Value), err)
+	}
+}
+
+func TestConvertTimestamp(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"2026-07-13T04:01:01.123456Z", time.Date(2026, 7, 13, 4, 1, 1, 123456000, time.UTC)},
+		{"2026-07-13T04:01:01.123456000Z", time.Date(2026, 7, 13, 4, 1, 1, 123456000, time.UTC)},
+		{"2026-07-13T04:01:01Z", time.Date(2026, 7, 13, 4, 1, 1, 0, time.UTC)},
+		{"2026-07-13 06:01:01.5+02:00", time.Date(2026, 7, 13, 4, 1, 1, 500000000, time.UTC)},
+		{"2026-07-13T04:01:01", time.Date(2026, 7, 13, 4, 1, 1, 0, time.UTC)},
+		{"1969-12-31T23:59:59.999999Z", time.Date(1969, 12, 31, 23, 59, 59, 999999000, time.UTC)},
+		{"1900-01-01T00:00:00Z", time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		s, err := convertOne(t, "timestamp", str("C", c.in))
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		if s.i64 != c.want.UnixMicro() {
+			t.Errorf("%s → %d µs, want %d", c.in, s.i64, c.want.UnixMicro())
+		}
+	}
+	if got := time.Date(1969, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro(); got != -1 {
+		t.Fatalf("reference check: %d", got)
+	}
+	for _, f := range []cdc.Field{
+		str("C", "2026-07-13T04:01:01.1234567Z"), // sub-microsecond digits
+		str("C", "2026-07-13T04:01:01.000000001Z"),
+		str("C", "2026-02-30T00:00:00Z"),
+		str("C", "2026-07-13T25:00:00Z"),
+		str("C", "yesterday"),
+		str("C", ""),
+		num("C", "1783915261"), // epoch numbers are not ISO 8601
+		boolean("C", "true"),
+	} {
+		_, err := convertOne(t, "timestamp", f)
+		wantMismatch(t, "timestamp "+string(f.Value), err)
+	}
+}
+
+func TestConvertDate(t *testing.T) {
+	s, err := convertOne(t, "date", str("C", "1969-12-31"))
+	if err != nil || s.i64 != -1 {
+		t.Errorf("1969-12-31 → %d, %v; want -1", s.i64, err)
+	}
+	s, err = convertOne(t, "date", str("C", "2026-07-13T00:00:00Z"))
+	want := time.Date(2026, 7, 13, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	if err != nil || s.i64 != want {
+		t.Errorf("midnight timestamp → %d, %v; want %d", s.i64, err, want)
+	}
+	for _, f := range []cdc.Field{str("C", "2026-07-13T10:00:00Z"), str("C", "13/07/2026"), num("C", "20260713")} {
+		_, err := convertOne(t, "date", f)
+		wantMismatch(t, "date "+string(f.Value), err)
+	}
+}
+
+func TestConvertBinary(t *testing.T) {
+	raw := []byte{0xde, 0xad, 0xbe, 0xef, 0x00, 0xff, 0xfb, 0xff}
+	enc := base64.StdEncoding.EncodeToString(raw) // contains '/' and '+'
+	if !strings.ContainsAny(enc, "/+") {
+		t.Fatalf("test data %q should contain / or +", enc)
+	}
+	s, err := convertOne(t, "binary", str("C", enc))
+	if err != nil || string(s.bytes) != string(raw) {
+		t.Errorf("%s → %x, %v; want %x", enc, s.bytes, err, raw)
+	}
+	// JSON may escape '/' as "\/".
+	escaped := strings.ReplaceAll(enc, "/", `\/`)
+	s, err = convertOne(t, "binary", str("C", escaped))
+	if err != nil || string(s.bytes) != string(raw) {
+		t.Errorf("%s → %x, %v; want %x", escaped, s.bytes, err, raw)
+	}
+	s, err = convertOne(t, "binary", str("C", ""))
+	if err != nil || s.state != slotSet || len(s.bytes) != 0 {
+		t.Errorf("empty base64: %+v %v", s, err)
+	}
+	for _, f := range []cdc.Field{str("C", "not base64!"), str("C", "3q2+7w=x"), num("C", "12")} {
+		_, err := convertOne(t, "binary", f)
+		wantMismatch(t, "binary "+string(f.Value), err)
+	}
+}
+
+func TestConvertString(t *testing.T) {
+	for _, c := range []struct {
+		f    cdc.Field
+		want string
+	}{
+		{str("C", "NEW"), "NEW"},
+		{str("C", `caf\u00e9 \"x\"\n\ttab\\`), "café \"x\"\n\ttab\\"},
+		{str("C", `\ud83d\ude00`), "😀"},
+		{str("C", "日本"), "日本"},
+		{str("C", ""), ""},
+		{num("C", "125.50"), "125.50"}, // the number text exactly, no float round trip
+		{boolean("C", "true"), "true"},
+	} {
+		s, err := convertOne(t, "string", c.f)
+		if err != nil || s.state != slotSet || string(s.bytes) != c.want {
+			t.Errorf("%s → %q, %v; want %q", c.f.Value, s.bytes, err, c.want)
+		}
+	}
+	for _, f := range []cdc.Field{str("C", `bad \x escape`), str("C", "\xff\xfe"), str("C", "ok\xc3")} {
+		_, err := convertOne(t, "string", f)
+		wantMismatch(t, "string "+string(f.Value), err)
+	}
+}
+
+func TestConvertScratchReuse(t *testing.T) {
+	v := convVersion(t, "A", "string", "B", "string")
+	c := newImageConverter(v)
+	if err := c.convert(&cdc.Image{Present: true, Fields: []cdc.Field{str("A", `x\ny`), str("B", `\"b\"`)}}, "after"); err != nil {
+		t.Fatal(err)
+	}
+	if string(c.slots[0].bytes) != "x\ny" || string(c.slots[1].bytes) != `"b"` {
+		t.Fatalf("first: %q %q", c.slots[0].bytes, c.slots[1].bytes)
+	}
+	long := strings.Repeat(`\u00e9`, 100)
+	if err := c.convert(&cdc.Image{Present: true, Fields: []cdc.Field{str("A", long), str("B", `\tz`)}}, "after"); err != nil {
+		t.Fatal(err)
+	}
+	if string(c.slots[0].bytes) != strings.Repeat("é", 100) || string(c.slots[1].bytes) != "\tz" {
+		t.Errorf("second: %q %q", c.slots[0].bytes, c.slots[1].bytes)
+	}
+}
+
+func TestConvertStates(t *testing.T) {
+	v := convVersion(t, "A", "int64", "B", "string", "C", "date")
+	c := newImageConverter(v)
+	// Fields in an order other than the columns'.
+	if err := c.convert(&cdc.Image{Present: true, Fields: []cdc.Field{str("B", "x"), null("A")}}, "after"); err != nil {
+		t.Fatal(err)
+	}
+	if c.slots[0].state != slotNull || c.slots[1].state != slotSet || c.slots[2].state != slotAbsent {
+		t.Errorf("states %v %v %v, want null set absent", c.slots[0].state, c.slots[1].state, c.slots[2].state)
+	}
+	// The next image starts from absent again.
+	if err := c.convert(&cdc.Image{Present: true, Fields: []cdc.Field{num("A", "1")}}, "after"); err != nil {
+		t.Fatal(err)
+	}
+	if c.slots[0].state != slotSet || c.slots[1].state != slotAbsent || c.slots[2].state != slotAbsent {
+		t.Errorf("states after reuse %v %v %v", c.slots[0].state, c.slots[1].state, c.slots[2].state)
+	}
+
+	err := c.convert(&cdc.Image{Present: true, Fields: []cdc.Field{num("A", "1"), str("NOPE", "x")}}, "before")
+	re, ok := cdc.AsReject(err)
+	if !ok || re.Reason != cdc.ReasonUnknownColumn {
+		t.Fatalf("unknown column: %v", err)
+	}
+	if !strings.Contains(err.Error(), "NOPE") || !strings.Contains(err.Error(), "before") {
+		t.Errorf("message %q should name the column and the image", err)
+	}
+	err = c.convert(&cdc.Image{Present: true, Fields: []cdc.Field{str("C", "2026-99-01")}}, "after")
+	if re, ok := cdc.AsReject(err); !ok || re.Reason != cdc.ReasonValueMismatch || !strings.Contains(err.Error(), `"C"`) {
+		t.Errorf("mismatch: %v", err)
+	}
+}
