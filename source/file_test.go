@@ -1,0 +1,142 @@
+package source
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func readAll(t *testing.T, s Source) []Message {
+	t.Helper()
+	var out []Message
+	for {
+		m, err := s.Next(context.Background())
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := *m
+		c.Value = append([]byte(nil), m.Value...)
+		out = append(out, c)
+	}
+}
+
+func TestJSONLinesWithBlankLinesAndCRLF(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(p, []byte("{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"c\":3}"), 0o644)
+	s, err := NewFiles([]string{p}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, s)
+	want := []struct {
+		v    string
+		line int64
+	}{{`{"a":1}`, 1}, {`{"b":2}`, 4}, {`{"c":3}`, 5}}
+	if len(got) != len(want) {
+		t.Fatalf("%d messages, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if string(got[i].Value) != w.v || got[i].Offset != w.line || got[i].Position != p+":"+itoa(w.line) {
+			t.Errorf("message %d: %q at %d (%s), want %q at line %d", i, got[i].Value, got[i].Offset, got[i].Position, w.v, w.line)
+		}
+		if got[i].Partition != PartitionName(p) {
+			t.Errorf("partition %q", got[i].Partition)
+		}
+	}
+	done, total := s.Progress()
+	if done != total || total == 0 {
+		t.Errorf("progress %d/%d after reading everything", done, total)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestGzipIsReadTransparently(t *testing.T) {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	gz.Write([]byte("{\"a\":1}\n{\"b\":2}\n"))
+	gz.Close()
+	p := filepath.Join(t.TempDir(), "in.jsonl.gz")
+	os.WriteFile(p, buf.Bytes(), 0o644)
+	s, _ := NewFiles([]string{p}, 0, nil)
+	got := readAll(t, s)
+	if len(got) != 2 || string(got[1].Value) != `{"b":2}` || got[1].Offset != 2 {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestOversizedRecordIsFlaggedAndSkipped(t *testing.T) {
+	long := `{"x":"` + strings.Repeat("y", 10000) + `"}`
+	p := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(p, []byte("{\"a\":1}\n"+long+"\n{\"b\":2}\n"), 0o644)
+	s, _ := NewFiles([]string{p}, 1000, nil)
+	got := readAll(t, s)
+	if len(got) != 3 {
+		t.Fatalf("%d messages", len(got))
+	}
+	if !got[1].Oversized || got[1].Size != int64(len(long)+1) || len(got[1].Value) > oversizedPrefix || !bytes.HasPrefix([]byte(long), got[1].Value) {
+		t.Errorf("oversized message: oversized=%v size=%d len=%d", got[1].Oversized, got[1].Size, len(got[1].Value))
+	}
+	if got[0].Oversized || got[2].Oversized || string(got[2].Value) != `{"b":2}` || got[2].Offset != 3 {
+		t.Errorf("neighbours of the oversized record: %+v %+v", got[0], got[2])
+	}
+}
+
+func TestPrettyPrintedRecordsAreFramedByDepth(t *testing.T) {
+	in := "{\n \"a\": \"}{\",\n \"b\": [1,\n2]\n}\n{\n\"c\": \"\\\"}\"\n}\n"
+	p := filepath.Join(t.TempDir(), "in.json")
+	os.WriteFile(p, []byte(in), 0o644)
+	s, _ := NewFiles([]string{p}, 0, nil)
+	got := readAll(t, s)
+	if len(got) != 2 {
+		t.Fatalf("%d messages: %+v", len(got), got)
+	}
+	if got[0].Offset != 1 || got[1].Offset != 6 || !strings.Contains(string(got[1].Value), `"c"`) {
+		t.Errorf("records at lines %d and %d: %q", got[0].Offset, got[1].Offset, got[1].Value)
+	}
+}
+
+func TestStdinAndSeveralFilesInOrder(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.jsonl")
+	os.WriteFile(p, []byte("{\"f\":1}\n"), 0o644)
+	s, err := NewFiles([]string{p, "-"}, 0, strings.NewReader("{\"s\":1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, s)
+	if len(got) != 2 || got[1].Partition != "stdin" || got[1].Position != "stdin:1" || got[0].Partition == got[1].Partition {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestPartitionNamesAreSafeAndDistinct(t *testing.T) {
+	a, b := PartitionName("/x/orders.jsonl"), PartitionName("/y/orders.jsonl")
+	if a == b {
+		t.Error("same base name in two folders gives one partition")
+	}
+	for _, n := range []string{a, PartitionName("/tmp/we ird/../na%me=1.json.gz")} {
+		for _, c := range n {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+				t.Errorf("partition %q has %q", n, c)
+			}
+		}
+	}
+}
+
+func TestMissingFileAndFolderAreRejectedUpFront(t *testing.T) {
+	if _, err := NewFiles([]string{"/no/such/file.jsonl"}, 0, nil); err == nil {
+		t.Error("missing file accepted")
+	}
+	if _, err := NewFiles([]string{t.TempDir()}, 0, nil); err == nil || !strings.Contains(err.Error(), "folder") {
+		t.Errorf("folder: %v", err)
+	}
+}
