@@ -12,9 +12,11 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/duckq"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/miniotest"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
+	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
 // benchRecords is the size of the benchmark stream; BENCH_RECORDS
@@ -51,30 +53,46 @@ func BenchmarkConvert(b *testing.B) {
 		b.ReportMetric(0, "ns/op")
 	}
 
+	exportTo := func(b *testing.B, st pipeline.Store) {
+		src, err := source.NewFiles([]string{in}, 0, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
+		sum, err := pipeline.Run(context.Background(), pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0,
+			Schema: arrowschema.Options{BeforeImage: true}, Writer: writer.Config{MaxRows: 25_000}})
+		src.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var rows int64
+		for _, r := range sum.RowsByTable {
+			rows += r
+		}
+		if rows != int64(n) {
+			b.Fatalf("wrote %d rows, want %d", rows, n)
+		}
+	}
+
 	b.Run("exporter", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
 			st, _ := store.NewLocal(dir)
-			src, err := source.NewFiles([]string{in}, 0, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
-			sum, err := pipeline.Run(context.Background(), pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0,
-				Schema: arrowschema.Options{BeforeImage: true}})
-			src.Close()
-			if err != nil {
-				b.Fatal(err)
-			}
-			var rows int64
-			for _, r := range sum.RowsByTable {
-				rows += r
-			}
-			if rows != int64(n) {
-				b.Fatalf("wrote %d rows, want %d", rows, n)
-			}
+			exportTo(b, st)
 			os.RemoveAll(dir)
+		}
+		report(b)
+	})
+
+	// The same export to MinIO: uploads overlap decoding, so this should
+	// stay close to the local figure.
+	b.Run("exporter-s3", func(b *testing.B) {
+		creds := miniotest.Shared(b)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			st, _ := miniotest.NewBucket(b, creds, "bench", nil)
+			exportTo(b, st)
 		}
 		report(b)
 	})

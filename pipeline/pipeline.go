@@ -50,10 +50,10 @@ type Config struct {
 	HoldMaxBytes   int64
 	HoldMaxAge     time.Duration
 	// UploadWorkers files are uploaded at once (default 4), and at most
-	// UploadQueue finished files wait for upload (default 8) before reading
-	// pauses.
-	UploadWorkers int
-	UploadQueue   int
+	// UploadQueueBytes of finished files wait for upload (default 256 MiB)
+	// before reading pauses.
+	UploadWorkers    int
+	UploadQueueBytes int64
 	// ProgressEvery logs progress at this interval; 0 turns it off.
 	ProgressEvery time.Duration
 	Logger        *slog.Logger
@@ -122,8 +122,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.UploadWorkers <= 0 {
 		cfg.UploadWorkers = 4
 	}
-	if cfg.UploadQueue <= 0 {
-		cfg.UploadQueue = 8
+	if cfg.UploadQueueBytes <= 0 {
+		cfg.UploadQueueBytes = 256 << 20
 	}
 	if cfg.Writer.Now == nil {
 		cfg.Writer.Now = cfg.Now
@@ -143,7 +143,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return r.sum, err
 	}
-	r.up = newUploader(ctx, cfg.Store, cfg.UploadWorkers, cfg.UploadQueue, r.log, &r.sum)
+	r.up = newUploader(ctx, cfg.Store, cfg.UploadWorkers, cfg.UploadQueueBytes, r.log, &r.sum)
 	defer r.up.close() // on every path: no upload goroutine outlives Run
 	r.durable = cp.Offsets()
 

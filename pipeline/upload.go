@@ -6,17 +6,23 @@ import (
 	"log/slog"
 	"sync"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
 // uploader puts finished files into the store on a few goroutines while
-// decoding goes on. Its queue is bounded: when the store is slow or down,
-// send blocks, and so the pipeline stops reading input instead of growing.
+// decoding goes on. The bytes waiting for upload are bounded: when the
+// store is slow or down, send blocks, and so the pipeline stops reading
+// input instead of growing.
 type uploader struct {
 	store Store
 	log   *slog.Logger
 	queue chan *writer.File
 	wg    sync.WaitGroup
+	// bytes bounds the encoded bytes waiting for or in upload.
+	bytes    *semaphore.Weighted
+	maxBytes int64
 
 	closeOnce sync.Once
 
@@ -26,8 +32,9 @@ type uploader struct {
 	done func(*writer.File)
 }
 
-func newUploader(ctx context.Context, st Store, workers, queue int, log *slog.Logger, sum *Summary) *uploader {
-	u := &uploader{store: st, log: log, queue: make(chan *writer.File, queue), sum: sum}
+func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log *slog.Logger, sum *Summary) *uploader {
+	u := &uploader{store: st, log: log, queue: make(chan *writer.File, 1024), sum: sum,
+		bytes: semaphore.NewWeighted(maxBytes), maxBytes: maxBytes}
 	// Uploads outlive a cancelled run context: a shutdown flushes and
 	// uploads what it has before it exits (bounded by the store's retry
 	// limit).
@@ -37,14 +44,14 @@ func newUploader(ctx context.Context, st Store, workers, queue int, log *slog.Lo
 		go func() {
 			defer u.wg.Done()
 			for f := range u.queue {
-				if u.failed() != nil {
-					continue // drain without uploading
+				if u.failed() == nil {
+					if err := st.Put(upCtx, f.Key, f.Data); err != nil {
+						u.fail(fmt.Errorf("upload %s to %s: %w", f.Key, st, err))
+					} else {
+						u.record(f)
+					}
 				}
-				if err := st.Put(upCtx, f.Key, f.Data); err != nil {
-					u.fail(fmt.Errorf("upload %s to %s: %w", f.Key, st, err))
-					continue
-				}
-				u.record(f)
+				u.bytes.Release(u.weight(f))
 			}
 		}()
 	}
@@ -81,13 +88,18 @@ func (u *uploader) send(ctx context.Context, files []*writer.File) error {
 		if err := u.failed(); err != nil {
 			return err
 		}
-		select {
-		case u.queue <- f:
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := u.bytes.Acquire(ctx, u.weight(f)); err != nil {
+			return err
 		}
+		u.queue <- f // never blocks for long: the semaphore bounds the queue
 	}
 	return u.failed()
+}
+
+// weight is what a file counts against the byte bound; a file larger than
+// the bound takes all of it, so it still goes through, alone.
+func (u *uploader) weight(f *writer.File) int64 {
+	return max(1, min(int64(len(f.Data)), u.maxBytes))
 }
 
 // close waits for every queued file to be uploaded and returns the first

@@ -87,6 +87,9 @@ type runCmd struct {
 	S3RequestTimeout    time.Duration `name:"s3-request-timeout" help:"Timeout of one S3 request attempt." default:"2m"`
 	S3RetryFor          time.Duration `name:"s3-retry-for" help:"How long one S3 operation is retried through throttling, 5xx and network errors before the run fails." default:"15m"`
 
+	UploadWorkers    int   `help:"Files uploaded at once." default:"4"`
+	UploadQueueBytes int64 `help:"Most bytes of finished files waiting for upload before reading pauses." default:"268435456"`
+
 	HoldMaxRecords int           `help:"Most DML records held while tables wait for metadata." default:"100000"`
 	HoldMaxBytes   int64         `help:"Most bytes of DML held while tables wait for metadata." default:"67108864"`
 	HoldMaxAge     time.Duration `help:"Longest a DML record waits for its table's metadata." default:"5m"`
@@ -172,7 +175,7 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	cfg := pipeline.Config{
 		MaxRejects: r.MaxRejects, HoldMaxRecords: r.HoldMaxRecords, HoldMaxBytes: r.HoldMaxBytes, HoldMaxAge: r.HoldMaxAge,
-		ProgressEvery: r.ProgressEvery, Logger: logger,
+		ProgressEvery: r.ProgressEvery, Logger: logger, UploadWorkers: r.UploadWorkers, UploadQueueBytes: r.UploadQueueBytes,
 	}
 	closeAll := func() {}
 
