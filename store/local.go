@@ -59,35 +59,39 @@ func (l *Local) Put(ctx context.Context, key string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
-	}
-	tmp, err := os.CreateTemp(dir, tmpPrefix+"*")
+	tmp, err := writeTemp(filepath.Dir(p), data)
 	if err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("put %s: sync: %w", key, err)
+	return syncDir(filepath.Dir(p))
+}
+
+// writeTemp writes data to a new synced temporary file in dir (created if
+// needed) and returns its path.
+func writeTemp(dir string, data []byte) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+	tmp, err := os.CreateTemp(dir, tmpPrefix+"*")
+	if err != nil {
+		return "", err
 	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
 	}
-	committed = true
-	return syncDir(dir)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), nil
 }
 
 func syncDir(dir string) error {
@@ -157,31 +161,18 @@ func (l *Local) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
-	}
-	tmp, err := os.CreateTemp(dir, tmpPrefix+"*")
+	tmp, err := writeTemp(filepath.Dir(p), data)
 	if err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("put %s: %w", key, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("put %s: %w", key, err)
-	}
-	tmp.Close()
-	if err := os.Link(tmp.Name(), p); err != nil {
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, p); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("put %s: %w", key, ErrPreconditionFailed)
 		}
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	return syncDir(dir)
+	return syncDir(filepath.Dir(p))
 }
 
 // ETag returns a content hash of key, for PutIfMatch.
