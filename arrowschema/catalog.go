@@ -19,6 +19,12 @@ const (
 	ColPos           = "pos"
 	ColAbsentColumns = "absent_columns" // columns missing from a partial row image
 	ColBeforeImage   = "before_image"   // the before image as a struct
+
+	// Qlik Replicate tables also get these.
+	ColChangeSeq       = "change_seq"        // headers.changeSequence
+	ColTxnEventCounter = "txn_event_counter" // headers.transactionEventCounter
+	ColTxnLastEvent    = "txn_last_event"    // headers.transactionLastEvent
+	ColChangedColumns  = "changed_columns"   // headers.changeMask as column names
 )
 
 // Options control how schemas are built.
@@ -356,13 +362,19 @@ func applyAlters(cols []cdc.Column, alters []Alteration, ddlTypes map[string]str
 
 // build turns metadata into a Version (number and provenance left for the
 // caller), refining each column's type by precedence: config hint, the
-// table's JSON Schema record, the type from DDL, then the primitive.
+// source's own column type (Qlik), the table's JSON Schema record, the
+// type from DDL, then the primitive.
 func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) {
 	js := c.jsonSchemaFor(md.Table)
 	v := &Version{Table: md.Table, Metadata: md, index: make(map[string]int, len(md.Columns))}
 	reserved := map[string]bool{ColOpType: true, ColOpTS: true, ColXID: true, ColPos: true, ColAbsentColumns: true}
 	if c.opts.BeforeImage {
 		reserved[ColBeforeImage] = true
+	}
+	if md.Format == cdc.FormatQlik {
+		for _, n := range []string{ColChangeSeq, ColTxnEventCounter, ColTxnLastEvent, ColChangedColumns} {
+			reserved[n] = true
+		}
 	}
 	for i, mc := range md.Columns {
 		if reserved[strings.ToLower(mc.Name)] {
@@ -372,6 +384,12 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 		switch {
 		case c.hint(md.Table, mc.Name) != nil:
 			col.Type, col.TypeFrom = *c.hint(md.Table, mc.Name), "hint"
+		case mc.NativeType != "":
+			t, err := QlikTypeOf(mc.NativeType)
+			if err != nil {
+				return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "column %q of %s: %v", mc.Name, md.Table, err)
+			}
+			col.Type, col.TypeFrom = t, "source"
 		case js != nil && js.Columns[mc.Name].Type != nil:
 			col.Type, col.TypeFrom = *js.Columns[mc.Name].Type, "json-schema"
 		default:
@@ -431,6 +449,13 @@ func (c *Catalog) arrowSchema(v *Version) *arrow.Schema {
 		before = append(before, arrow.Field{Name: col.Name, Type: col.Type.Arrow(), Nullable: true, Metadata: md})
 	}
 	fields = append(fields, arrow.Field{Name: ColAbsentColumns, Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true})
+	if v.Metadata.Format == cdc.FormatQlik {
+		fields = append(fields,
+			arrow.Field{Name: ColChangeSeq, Type: arrow.BinaryTypes.String, Nullable: true},
+			arrow.Field{Name: ColTxnEventCounter, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			arrow.Field{Name: ColTxnLastEvent, Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+			arrow.Field{Name: ColChangedColumns, Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true})
+	}
 	if c.opts.BeforeImage {
 		fields = append(fields, arrow.Field{Name: ColBeforeImage, Type: arrow.StructOf(before...), Nullable: true})
 	}

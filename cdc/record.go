@@ -98,6 +98,24 @@ type Column struct {
 	Type     string // JSON primitive classification: string, number, boolean
 	Nullable bool
 	Key      bool
+	// NativeType is the source's own type with its parameters, when the
+	// format carries one (Qlik: "NUMERIC(12,2)", "UINT4", "STRING(50)").
+	NativeType string
+}
+
+// Format names the wire format a record came in.
+type Format uint8
+
+const (
+	FormatGoldenGate Format = iota // the zero value: GoldenGate Data Streams
+	FormatQlik                     // Qlik Replicate
+)
+
+func (f Format) String() string {
+	if f == FormatQlik {
+		return "qlik"
+	}
+	return "goldengate"
 }
 
 // TableMetadata is the definition of a table as the source announced it.
@@ -106,12 +124,20 @@ type Column struct {
 type TableMetadata struct {
 	Table   string
 	Columns []Column
+	Format  Format
+	// SourceVersion is the source's own version of the definition (Qlik's
+	// tableVersion), 0 when it has none. A higher one opens a new schema
+	// version even when the columns look the same, as a DDL would.
+	SourceVersion int64
+	// Inferred is set when the exporter derived the columns from data
+	// messages instead of a metadata record.
+	Inferred bool
 }
 
 // Equal reports whether two definitions describe the same columns in the
 // same order with the same attributes.
 func (m TableMetadata) Equal(o TableMetadata) bool {
-	if m.Table != o.Table || len(m.Columns) != len(o.Columns) {
+	if m.Table != o.Table || m.Format != o.Format || m.SourceVersion != o.SourceVersion || m.Inferred != o.Inferred || len(m.Columns) != len(o.Columns) {
 		return false
 	}
 	for i := range m.Columns {
@@ -157,6 +183,7 @@ type Record struct {
 	// copy of it.
 	Body []byte
 
+	Format Format
 	// Qlik-only fields (zero for GoldenGate).
 	Qlik QlikHeaders
 }
@@ -189,9 +216,10 @@ func (r *Record) Reset() {
 }
 
 // RowImage returns the image that becomes the row of a data file: before
-// for DELETE, after for everything else.
+// for DELETE, after for everything else. A Qlik DELETE may carry the
+// deleted row in data (after) only; it is used then.
 func (r *Record) RowImage() *Image {
-	if r.Op == OpDelete {
+	if r.Op == OpDelete && (r.Format != FormatQlik || r.Before.Present) {
 		return &r.Before
 	}
 	return &r.After

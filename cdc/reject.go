@@ -21,6 +21,7 @@ const (
 	ReasonBadTableName  Reason = "bad_table_name"
 	ReasonBadMetadata   Reason = "bad_metadata"
 	ReasonOversized     Reason = "oversized"
+	ReasonBadMask       Reason = "bad_mask"
 )
 
 // RejectError says why a record cannot be written. Everything that returns

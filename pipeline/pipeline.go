@@ -54,6 +54,9 @@ type Config struct {
 	// before reading pauses.
 	UploadWorkers    int
 	UploadQueueBytes int64
+	// InferColumns lets Qlik data messages of a table without a metadata
+	// message define its columns (all text) and add new ones.
+	InferColumns bool
 	// ProgressEvery logs progress at this interval; 0 turns it off.
 	ProgressEvery time.Duration
 	Logger        *slog.Logger
@@ -242,11 +245,25 @@ func (r *runner) handle(ctx context.Context, m *source.Message, data []byte, rep
 			return nil
 		}
 		v := r.catalog.Current(rec.Table)
+		if r.cfg.InferColumns && rec.Format == cdc.FormatQlik && (v == nil || v.Metadata.Inferred) {
+			var err error
+			if v, err = r.infer(ctx, v, rec, m); err != nil {
+				return err
+			}
+		}
 		if !replay && (v == nil || v.Hold || len(r.held[rec.Table]) > 0) {
 			return r.hold(ctx, m, data, rec.Table)
 		}
 		if v == nil {
 			return r.reject(m, rec.Table, cdc.Rejectf(cdc.ReasonNoMetadata, "no OBJECT_METADATA for %s arrived before the hold limit or the end of the input", rec.Table))
+		}
+		if !rec.HasOpTS {
+			// A Qlik full-load row has no timestamp: date it by its
+			// table's metadata message, which Qlik sends at load time.
+			rec.OpTS = v.OpenedAtTS
+			if rec.OpTS.IsZero() {
+				rec.OpTS = r.cfg.Now()
+			}
 		}
 		files, err := r.writer.Append(v, rec, writer.Source{Partition: m.Partition, Offset: m.Offset})
 		if err != nil {
@@ -258,6 +275,45 @@ func (r *runner) handle(ctx context.Context, m *source.Message, data []byte, rep
 		return r.upload(ctx, files)
 	}
 	return nil
+}
+
+// infer builds a table's columns from the Qlik data messages themselves,
+// when no metadata message is available and config allows it: every column
+// is text (hints refine them), and a message bringing new columns opens a
+// new version with them added.
+func (r *runner) infer(ctx context.Context, v *arrowschema.Version, rec *cdc.Record, m *source.Message) (*arrowschema.Version, error) {
+	md := cdc.TableMetadata{Table: rec.Table, Format: cdc.FormatQlik, Inferred: true}
+	known := map[string]bool{}
+	if v != nil {
+		md.Columns = append(md.Columns, v.Metadata.Columns...)
+		for _, c := range md.Columns {
+			known[c.Name] = true
+		}
+	}
+	grew := false
+	for _, im := range []*cdc.Image{&rec.After, &rec.Before} {
+		for _, f := range im.Fields {
+			if !known[f.Name] {
+				known[f.Name] = true
+				md.Columns = append(md.Columns, cdc.Column{Name: f.Name, Type: "string", Nullable: true})
+				grew = true
+			}
+		}
+	}
+	if !grew {
+		return v, nil
+	}
+	ev, err := r.catalog.ApplyMetadata(md, rec.Pos, rec.OpTS)
+	if err != nil {
+		if rej, ok := cdc.AsReject(err); ok {
+			return nil, r.reject(m, rec.Table, rej)
+		}
+		return nil, err
+	}
+	if err := r.schemaEvent(ctx, ev); err != nil {
+		return nil, err
+	}
+	return r.catalog.Current(rec.Table), nil
 }
 
 func (r *runner) schemaEvent(ctx context.Context, ev *arrowschema.Event) error {

@@ -26,6 +26,13 @@ type buffer struct {
 	absentValues     *array.StringBuilder
 	before           *array.StructBuilder
 
+	// Qlik tables only
+	changeSeq     *array.StringBuilder
+	eventCounter  *array.Int64Builder
+	lastEvent     *array.BooleanBuilder
+	changed       *array.ListBuilder
+	changedValues *array.StringBuilder
+
 	rows                    int
 	bytes                   int64
 	firstOffset, lastOffset int64
@@ -41,10 +48,23 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 	b.pos = rb.Field(3).(*array.StringBuilder)
 	n := len(v.Columns)
 	b.cols = rb.Fields()[4 : 4+n]
-	b.absent = rb.Field(4 + n).(*array.ListBuilder)
+	field := func(name string) array.Builder {
+		if idx := v.Schema.FieldIndices(name); len(idx) > 0 {
+			return rb.Field(idx[0])
+		}
+		return nil
+	}
+	b.absent = field(arrowschema.ColAbsentColumns).(*array.ListBuilder)
 	b.absentValues = b.absent.ValueBuilder().(*array.StringBuilder)
-	if len(rb.Fields()) > 5+n {
-		b.before = rb.Field(5 + n).(*array.StructBuilder)
+	if f := field(arrowschema.ColBeforeImage); f != nil {
+		b.before = f.(*array.StructBuilder)
+	}
+	if f := field(arrowschema.ColChangeSeq); f != nil {
+		b.changeSeq = f.(*array.StringBuilder)
+		b.eventCounter = field(arrowschema.ColTxnEventCounter).(*array.Int64Builder)
+		b.lastEvent = field(arrowschema.ColTxnLastEvent).(*array.BooleanBuilder)
+		b.changed = field(arrowschema.ColChangedColumns).(*array.ListBuilder)
+		b.changedValues = b.changed.ValueBuilder().(*array.StringBuilder)
 	}
 	return b
 }
@@ -52,7 +72,7 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 func (b *buffer) release() { b.rb.Release() }
 
 // append adds one row and returns the bytes it added to the estimate.
-func (b *buffer) append(rec *cdc.Record, row, before []slot, src Source) int64 {
+func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, src Source) int64 {
 	size := int64(8 + len(rec.XID) + len(rec.Pos) + 8)
 	b.opType.Append(rec.Op.String())
 	b.opTS.Append(arrow.Timestamp(rec.OpTS.UnixMicro()))
@@ -83,6 +103,33 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, src Source) int64 {
 		}
 	} else {
 		b.absent.AppendNull()
+	}
+	if b.changeSeq != nil {
+		q := &rec.Qlik
+		if q.ChangeSeq != "" {
+			b.changeSeq.Append(q.ChangeSeq)
+		} else {
+			b.changeSeq.AppendNull()
+		}
+		if q.HasEventCounter {
+			b.eventCounter.Append(q.EventCounter)
+		} else {
+			b.eventCounter.AppendNull()
+		}
+		if q.HasLastEvent {
+			b.lastEvent.Append(q.LastEvent)
+		} else {
+			b.lastEvent.AppendNull()
+		}
+		if changed != nil {
+			b.changed.Append(true)
+			for _, c := range changed {
+				b.changedValues.Append(c)
+			}
+		} else {
+			b.changed.AppendNull()
+		}
+		size += int64(len(q.ChangeSeq) + 16)
 	}
 	if b.before != nil {
 		if before == nil {

@@ -147,6 +147,13 @@ func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]
 			return nil, err
 		}
 	}
+	var changed []string
+	if rec.Format == cdc.FormatQlik {
+		var err error
+		if changed, err = applyQlikMasks(v, rec, conv, withBefore); err != nil {
+			return nil, err
+		}
+	}
 	partTime := rec.OpTS
 	if w.cfg.ProcessingTime {
 		partTime = w.cfg.Now()
@@ -176,7 +183,7 @@ func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]
 	if withBefore {
 		before = conv.before.slots
 	}
-	added := b.append(rec, conv.row.slots, before, src)
+	added := b.append(rec, conv.row.slots, before, changed, src)
 	w.buffered += added
 	switch {
 	case b.rows >= w.cfg.MaxRows:
@@ -347,4 +354,45 @@ func (w *Writer) encode(b *buffer) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// applyQlikMasks marks the columns that columnMask leaves out as absent
+// (never as null: Qlik sends null for a column it could not replicate) and
+// returns the names of the columns changeMask names.
+func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *converterPair, withBefore bool) ([]string, error) {
+	n := len(v.Columns)
+	if rec.Qlik.ColumnMask != "" {
+		mask, err := cdc.ParseMask(rec.Qlik.ColumnMask)
+		if err != nil {
+			return nil, cdc.Rejectf(cdc.ReasonBadMask, "columnMask %q: %v", rec.Qlik.ColumnMask, err)
+		}
+		if mask.Max() > n {
+			return nil, cdc.Rejectf(cdc.ReasonBadMask, "columnMask %q names ordinal %d, but %s (schema version %d) has %d columns",
+				rec.Qlik.ColumnMask, mask.Max(), v.Table, v.Number, n)
+		}
+		for i := range n {
+			if !mask.Has(i + 1) {
+				conv.row.slots[i].state = slotAbsent
+				if withBefore {
+					conv.before.slots[i].state = slotAbsent
+				}
+			}
+		}
+	}
+	if rec.Qlik.ChangeMask == "" {
+		return nil, nil
+	}
+	mask, err := cdc.ParseMask(rec.Qlik.ChangeMask)
+	if err != nil {
+		return nil, cdc.Rejectf(cdc.ReasonBadMask, "changeMask %q: %v", rec.Qlik.ChangeMask, err)
+	}
+	if mask.Max() > n {
+		return nil, cdc.Rejectf(cdc.ReasonBadMask, "changeMask %q names ordinal %d, but %s (schema version %d) has %d columns",
+			rec.Qlik.ChangeMask, mask.Max(), v.Table, v.Number, n)
+	}
+	changed := []string{}
+	for _, o := range mask.Ordinals() {
+		changed = append(changed, v.Columns[o-1].Name)
+	}
+	return changed, nil
 }

@@ -41,7 +41,7 @@ type cli struct {
 type runCmd struct {
 	Source string `help:"Where records come from: file:PATH[,PATH...] (gzip read transparently; - is stdin) or stdin." required:""`
 	Sink   string `help:"Where files go: file://DIR or s3://BUCKET/PREFIX." default:"file://./lake"`
-	Format string `help:"Input format: auto or goldengate." default:"auto" enum:"auto,goldengate,qlik"`
+	Format string `help:"Input format: goldengate, qlik, or auto (chosen per message, so both can share a stream)." default:"auto" enum:"auto,goldengate,qlik"`
 	Once   bool   `help:"Drain the source, flush, checkpoint and exit (file sources always end at EOF)."`
 
 	Schedule string `help:"Cron schedule for batch drains (needs a Kafka source; not available yet)."`
@@ -89,6 +89,9 @@ type runCmd struct {
 
 	UploadWorkers    int   `help:"Files uploaded at once." default:"4"`
 	UploadQueueBytes int64 `help:"Most bytes of finished files waiting for upload before reading pauses." default:"268435456"`
+
+	QlikTable        string `help:"Table name for Qlik data messages that carry no schema/table."`
+	QlikInferColumns bool   `help:"Let Qlik data messages define a table's columns (as text) when no metadata message is available; new columns open a new schema version."`
 
 	HoldMaxRecords int           `help:"Most DML records held while tables wait for metadata." default:"100000"`
 	HoldMaxBytes   int64         `help:"Most bytes of DML held while tables wait for metadata." default:"67108864"`
@@ -179,9 +182,6 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 	}
 	closeAll := func() {}
 
-	if r.Format == "qlik" {
-		add("--format qlik: the Qlik Replicate decoder is not available yet; use goldengate or auto")
-	}
 	if r.Schedule != "" {
 		add("--schedule: schedules need a Kafka source, which is not available yet")
 	}
@@ -192,7 +192,16 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 	if err != nil {
 		add("%v", err)
 	}
-	cfg.Decoder = dec
+	qlik := cdc.NewQlik(cdc.QlikOptions{DefaultTable: r.QlikTable})
+	switch r.Format {
+	case "goldengate":
+		cfg.Decoder = dec
+	case "qlik":
+		cfg.Decoder = qlik
+	default:
+		cfg.Decoder = &cdc.Auto{GoldenGate: dec, Qlik: qlik}
+	}
+	cfg.InferColumns = r.QlikInferColumns
 	hints, err := arrowschema.ParseHints(r.TypeHint)
 	if err != nil {
 		add("--type-hint: %v", err)

@@ -1,0 +1,364 @@
+package cdc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/buger/jsonparser"
+)
+
+// QlikOptions configure the Qlik Replicate decoder.
+type QlikOptions struct {
+	// DefaultTable names the table of data messages that carry no schema
+	// and table (Qlik leaves them out unless configured to add them).
+	DefaultTable string
+}
+
+// Qlik decodes Qlik Replicate Kafka-target JSON: data messages (headers,
+// data, beforeData) and metadata messages (lineage, tableStructure), bare
+// or inside the {"magic":"atMSG","type":"DT"|"MD","message":...} envelope.
+// A Qlik value is not safe for concurrent use.
+type Qlik struct {
+	opts   QlikOptions
+	intern interner
+}
+
+// NewQlik returns a Qlik decoder.
+func NewQlik(opts QlikOptions) *Qlik { return &Qlik{opts: opts, intern: newInterner()} }
+
+// Decode parses one message into rec, which is reset first.
+func (d *Qlik) Decode(data []byte, rec *Record) error {
+	rec.Reset()
+	rec.Format = FormatQlik
+	if !json.Valid(data) {
+		return Rejectf(ReasonMalformedJSON, "message is not valid JSON")
+	}
+	if _, vt, _, err := jsonparser.Get(data); err != nil || vt != jsonparser.Object {
+		return Rejectf(ReasonMalformedJSON, "message is not a JSON object")
+	}
+	if magic, vt, _, err := jsonparser.Get(data, "magic"); err == nil {
+		if vt != jsonparser.String || string(magic) != "atMSG" {
+			return Rejectf(ReasonMalformedJSON, "envelope magic is %q, want \"atMSG\"", truncate(string(magic), 32))
+		}
+		typ, _ := jsonparser.GetString(data, "type")
+		msg, vt, _, err := jsonparser.Get(data, "message")
+		if err != nil || vt != jsonparser.Object {
+			return Rejectf(ReasonMissingField, "envelope has no message object")
+		}
+		switch typ {
+		case "DT":
+			return d.dataMessage(msg, rec)
+		case "MD":
+			return d.metadataMessage(msg, rec)
+		}
+		return Rejectf(ReasonUnknownOp, "envelope type %q is neither DT (data) nor MD (metadata)", truncate(typ, 32))
+	}
+	if has(data, "lineage") || has(data, "tableStructure") {
+		return d.metadataMessage(data, rec)
+	}
+	if has(data, "headers") {
+		return d.dataMessage(data, rec)
+	}
+	return Rejectf(ReasonMissingField, "message has neither headers (data message) nor lineage/tableStructure (metadata message)")
+}
+
+func has(data []byte, key string) bool {
+	_, _, _, err := jsonparser.Get(data, key)
+	return err == nil
+}
+
+func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
+	rec.Body = msg
+	headers, vt, _, err := jsonparser.Get(msg, "headers")
+	if err != nil || vt != jsonparser.Object {
+		return Rejectf(ReasonMissingField, "data message has no headers object")
+	}
+	var opName, ts, streamPos, changeSeq, xid []byte
+	var hasTS, hasXID bool
+	q := &rec.Qlik
+	err = jsonparser.ObjectEach(headers, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
+		str := func() string { s, _ := jsonparser.ParseString(value); return s }
+		if vt == jsonparser.String && len(value) == 0 {
+			// Full-load messages carry empty strings for CDC-only headers.
+			return nil
+		}
+		switch string(key) {
+		case "operation":
+			opName = value
+		case "timestamp":
+			ts, hasTS = value, vt == jsonparser.String
+		case "streamPosition":
+			if vt == jsonparser.String {
+				streamPos = value
+			}
+		case "changeSequence":
+			if vt == jsonparser.String {
+				changeSeq = value
+			}
+		case "transactionId":
+			xid, hasXID = value, vt != jsonparser.Null
+		case "changeMask":
+			if vt == jsonparser.String {
+				q.ChangeMask = str()
+			}
+		case "columnMask":
+			if vt == jsonparser.String {
+				q.ColumnMask = str()
+			}
+		case "transactionEventCounter":
+			if n, err := strconv.ParseInt(strings.Trim(string(value), `"`), 10, 64); err == nil {
+				q.EventCounter, q.HasEventCounter = n, true
+			}
+		case "transactionLastEvent":
+			switch strings.ToLower(strings.Trim(string(value), `"`)) {
+			case "true":
+				q.LastEvent, q.HasLastEvent = true, true
+			case "false":
+				q.LastEvent, q.HasLastEvent = false, true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Rejectf(ReasonMalformedJSON, "cannot read headers: %v", err)
+	}
+	op, _ := jsonparser.ParseString(opName)
+	rec.OpType = op
+	switch op {
+	case "INSERT":
+		rec.Op = OpInsert
+	case "UPDATE":
+		rec.Op = OpUpdate
+	case "DELETE":
+		rec.Op = OpDelete
+	case "REFRESH":
+		rec.Op = OpRefresh
+	default:
+		return Rejectf(ReasonUnknownOp, "unknown operation %q (expected REFRESH, INSERT, UPDATE or DELETE)", truncate(op, 64))
+	}
+	rec.Class = ClassDML
+	if err := d.table(msg, headers, rec); err != nil {
+		return err
+	}
+	if hasTS {
+		t, err := jsonparser.ParseString(ts)
+		if err == nil {
+			rec.OpTS, err = ParseTimestamp([]byte(t))
+		}
+		if err != nil {
+			return Rejectf(ReasonBadOpTS, "timestamp %q: %v", truncate(string(ts), 64), err)
+		}
+		rec.HasOpTS = true
+	} else if rec.Op != OpRefresh {
+		// Full-load rows carry no timestamp; the pipeline dates them.
+		return Rejectf(ReasonBadOpTS, "%s message has no headers.timestamp", op)
+	}
+	if hasXID {
+		rec.XID, rec.HasXID = scalarText(xid), true
+	}
+	switch {
+	case streamPos != nil:
+		rec.Pos, rec.HasPos = scalarText(streamPos), true
+	case changeSeq != nil:
+		rec.Pos, rec.HasPos = scalarText(changeSeq), true
+	}
+	if changeSeq != nil {
+		q.ChangeSeq = scalarText(changeSeq)
+	}
+	for _, m := range []struct{ name, v string }{{"changeMask", q.ChangeMask}, {"columnMask", q.ColumnMask}} {
+		if _, err := ParseMask(m.v); err != nil {
+			return Rejectf(ReasonBadMask, "%s %q: %v", m.name, truncate(m.v, 64), err)
+		}
+	}
+	if err := d.image(msg, "data", &rec.After); err != nil {
+		return err
+	}
+	if err := d.image(msg, "beforeData", &rec.Before); err != nil {
+		return err
+	}
+	if !rec.RowImage().Present {
+		return Rejectf(ReasonMissingImage, "%s message for %s has no data", op, rec.Table)
+	}
+	return nil
+}
+
+// table names a data message's table: schema and table of the message (or
+// of its headers), else the configured default.
+func (d *Qlik) table(msg, headers []byte, rec *Record) error {
+	for _, src := range [][]byte{msg, headers} {
+		tab, err := jsonparser.GetString(src, "table")
+		if err != nil || tab == "" {
+			continue
+		}
+		sch, _ := jsonparser.GetString(src, "schema")
+		rec.Table = d.intern.string(joinQualified(sch, tab))
+		return nil
+	}
+	if d.opts.DefaultTable != "" {
+		rec.Table = d.opts.DefaultTable
+		return nil
+	}
+	return Rejectf(ReasonBadTableName, "message names no schema/table and no default table is configured (--qlik-table)")
+}
+
+func (d *Qlik) image(msg []byte, key string, im *Image) error {
+	v, vt, _, err := jsonparser.Get(msg, key)
+	if err != nil || vt == jsonparser.Null {
+		return nil
+	}
+	if vt != jsonparser.Object {
+		return Rejectf(ReasonMalformedJSON, "%s is a %s, want an object", key, vt)
+	}
+	im.Present = true
+	err = jsonparser.ObjectEach(v, func(k, value []byte, vt jsonparser.ValueType, _ int) error {
+		im.Fields = append(im.Fields, Field{Name: d.intern.bytes(k), Value: value, Type: valueType(vt)})
+		return nil
+	})
+	if err != nil {
+		return Rejectf(ReasonMalformedJSON, "cannot read %s: %v", key, err)
+	}
+	return nil
+}
+
+type qlikColumn struct {
+	Ordinal            *int   `json:"ordinal"`
+	Type               string `json:"type"`
+	Length             int64  `json:"length"`
+	Precision          int64  `json:"precision"`
+	Scale              int64  `json:"scale"`
+	PrimaryKeyPosition int64  `json:"primaryKeyPosition"`
+	Nullable           *bool  `json:"nullable"`
+}
+
+type qlikMetadata struct {
+	Lineage struct {
+		Schema       string          `json:"schema"`
+		Table        string          `json:"table"`
+		TableVersion json.RawMessage `json:"tableVersion"`
+		Timestamp    string          `json:"timestamp"`
+	} `json:"lineage"`
+	TableStructure struct {
+		TableColumns map[string]qlikColumn `json:"tableColumns"`
+	} `json:"tableStructure"`
+}
+
+// metadataMessage reads a table's structure. Metadata messages are rare,
+// so the standard library decodes them.
+func (d *Qlik) metadataMessage(msg []byte, rec *Record) error {
+	rec.Body = msg
+	rec.Class = ClassObjectMetadata
+	var m qlikMetadata
+	if err := json.Unmarshal(msg, &m); err != nil {
+		return Rejectf(ReasonBadMetadata, "metadata message: %v", err)
+	}
+	rec.Table = joinQualified(m.Lineage.Schema, m.Lineage.Table)
+	if rec.Table == "" {
+		rec.Table = d.opts.DefaultTable
+	}
+	if rec.Table == "" {
+		return Rejectf(ReasonBadTableName, "metadata message names no lineage.schema/lineage.table")
+	}
+	if len(m.TableStructure.TableColumns) == 0 {
+		return Rejectf(ReasonBadMetadata, "metadata message for %s has no tableStructure.tableColumns", rec.Table)
+	}
+	if len(m.Lineage.TableVersion) > 0 {
+		v, err := strconv.ParseInt(strings.Trim(string(m.Lineage.TableVersion), `"`), 10, 64)
+		if err != nil {
+			return Rejectf(ReasonBadMetadata, "lineage.tableVersion %s is not an integer", m.Lineage.TableVersion)
+		}
+		rec.Metadata.SourceVersion = v
+		rec.Qlik.TableVersion, rec.Qlik.HasTableVersion = v, true
+	}
+	if m.Lineage.Timestamp != "" {
+		if ts, err := ParseTimestamp([]byte(m.Lineage.Timestamp)); err == nil {
+			rec.OpTS, rec.HasOpTS = ts, true
+		}
+	}
+	type ordered struct {
+		ord int
+		col Column
+	}
+	cols := make([]ordered, 0, len(m.TableStructure.TableColumns))
+	seen := map[int]string{}
+	for name, c := range m.TableStructure.TableColumns {
+		if c.Ordinal == nil || *c.Ordinal < 1 {
+			return Rejectf(ReasonBadMetadata, "column %q of %s has no positive ordinal", name, rec.Table)
+		}
+		if other, dup := seen[*c.Ordinal]; dup {
+			return Rejectf(ReasonBadMetadata, "columns %q and %q of %s share ordinal %d", other, name, rec.Table, *c.Ordinal)
+		}
+		seen[*c.Ordinal] = name
+		col := Column{Name: name, Type: qlikPrimitive(c.Type), Nullable: c.Nullable == nil || *c.Nullable,
+			Key: c.PrimaryKeyPosition > 0, NativeType: qlikNativeType(c)}
+		cols = append(cols, ordered{*c.Ordinal, col})
+	}
+	sort.Slice(cols, func(i, j int) bool { return cols[i].ord < cols[j].ord })
+	for i, c := range cols {
+		if c.ord != i+1 {
+			return Rejectf(ReasonBadMetadata, "ordinals of %s are not 1..%d (missing %d)", rec.Table, len(cols), i+1)
+		}
+		rec.Metadata.Columns = append(rec.Metadata.Columns, c.col)
+	}
+	rec.Metadata.Table = rec.Table
+	rec.Metadata.Format = FormatQlik
+	return nil
+}
+
+func qlikPrimitive(t string) string {
+	switch strings.ToUpper(t) {
+	case "INT1", "INT2", "INT4", "INT8", "UINT1", "UINT2", "UINT4", "UINT8", "NUMERIC", "REAL4", "REAL8":
+		return "number"
+	case "BOOLEAN":
+		return "boolean"
+	}
+	return "string"
+}
+
+// qlikNativeType renders a Qlik column type with the parameters that
+// matter for the lake: NUMERIC(p,s), STRING(n), DATETIME(s).
+func qlikNativeType(c qlikColumn) string {
+	t := strings.ToUpper(c.Type)
+	switch t {
+	case "NUMERIC":
+		return fmt.Sprintf("NUMERIC(%d,%d)", c.Precision, c.Scale)
+	case "STRING", "WSTRING", "BYTES":
+		if c.Length > 0 {
+			return fmt.Sprintf("%s(%d)", t, c.Length)
+		}
+	}
+	return t
+}
+
+// errSniffed stops the scan of top-level keys once the format is known.
+var errSniffed = errors.New("sniffed")
+
+// Auto decodes GoldenGate and Qlik messages in one stream, choosing per
+// message by its top-level keys.
+type Auto struct {
+	GoldenGate *GoldenGate
+	Qlik       *Qlik
+}
+
+var qlikKeys = map[string]bool{"magic": true, "headers": true, "lineage": true, "tableStructure": true, "beforeData": true}
+
+// Decode dispatches to the decoder of the message's format. Anything that
+// is not recognisably Qlik goes to the GoldenGate decoder, which reports
+// malformed input.
+func (a *Auto) Decode(data []byte, rec *Record) error {
+	qlik := false
+	_ = jsonparser.ObjectEach(data, func(key, _ []byte, _ jsonparser.ValueType, _ int) error {
+		if qlikKeys[string(key)] {
+			qlik = true
+			return errSniffed
+		}
+		return nil
+	})
+	if qlik {
+		return a.Qlik.Decode(data, rec)
+	}
+	return a.GoldenGate.Decode(data, rec)
+}

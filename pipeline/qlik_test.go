@@ -1,0 +1,159 @@
+package pipeline_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+)
+
+const qlikSample = "../testdata/qlik/sample.jsonl"
+
+func autoDecoder(t *testing.T, qlik cdc.QlikOptions) pipeline.Decoder {
+	gg, err := cdc.NewGoldenGate(cdc.GoldenGateNames{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cdc.Auto{GoldenGate: gg, Qlik: cdc.NewQlik(qlik)}
+}
+
+// TestQlikStreamReadBackWithDuckDB: full load, CDC, a tableVersion change
+// and a partial columnMask, read back with DuckDB. Expected values are
+// worked out by hand from testdata/qlik/sample.jsonl.
+func TestQlikStreamReadBackWithDuckDB(t *testing.T) {
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) { c.Decoder = cdc.NewQlik(cdc.QlikOptions{}) }, qlikSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rejected != 0 {
+		t.Fatalf("%d rejected", sum.Rejected)
+	}
+	db := openDuck(t)
+	rows := query(t, db, `SELECT op_type, make_timestamp(epoch_us(op_ts))::VARCHAR, xid, pos, ID, NAME, BALANCE::VARCHAR, BIG::VARCHAR,
+		make_timestamp(epoch_us(CREATED))::VARCHAR, BIRTH::VARCHAR, ACTIVE, NOTE, TIER, absent_columns::VARCHAR, changed_columns::VARCHAR,
+		change_seq, txn_event_counter, txn_last_event, schema_version
+		FROM `+lakeGlob(dir, "SALES.CUSTOMERS")+` ORDER BY op_ts, ID`)
+	equalLines(t, "SALES.CUSTOMERS", rowStrings(rows), []string{
+		// full load: no timestamp, dated by the metadata message (03:00)
+		"REFRESH|2026-07-13 03:00:00|NULL|NULL|1|Ada|100.50|18446744073709551615|2026-07-01 10:00:00.123456|1815-12-10|true|first|NULL|NULL|NULL|NULL|0|false|1",
+		"REFRESH|2026-07-13 03:00:00|NULL|NULL|2|Grace|-7.25|0|2026-07-02 11:30:00|1906-12-09|false|NULL|NULL|NULL|NULL|NULL|NULL|NULL|1",
+		"INSERT|2026-07-13 04:00:00|00000000000000000000000000060008|00000000.00bb2531.00000001.0000.02.0000:154.6963.16|3|Edsger|0.01|42|2026-07-13 04:00:00.000001|1930-05-11|true|hello|NULL|NULL|[ID, NAME, BALANCE, BIG, CREATED, BIRTH, ACTIVE, NOTE]|20260713040000000000000000000000001|1|true|1",
+		// changeMask 06 = ordinals 2 and 3
+		"UPDATE|2026-07-13 04:01:00|00000000000000000000000000060009|00000000.00bb2531.00000001.0000.02.0000:154.6963.17|1|Ada L.|120.00|18446744073709551615|2026-07-01 10:00:00.123456|1815-12-10|true|first|NULL|NULL|[NAME, BALANCE]|20260713040100000000000000000000002|1|false|1",
+		// columnMask 7F: NOTE (ordinal 8) was not replicated: absent, not null; changeMask 42 = ordinals 2 and 7
+		"UPDATE|2026-07-13 04:02:00|00000000000000000000000000060009|00000000.00bb2531.00000001.0000.02.0000:154.6963.18|3|Edsger W.|0.01|42|2026-07-13 04:00:00.000001|1930-05-11|false|NULL|NULL|[NOTE]|[NAME, ACTIVE]|20260713040200000000000000000000003|2|true|1",
+		// DELETE with only the key replicated (columnMask 01)
+		"DELETE|2026-07-13 04:03:00|0000000000000000000000000006000A|00000000.00bb2531.00000001.0000.02.0000:154.6963.19|2|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|[NAME, BALANCE, BIG, CREATED, BIRTH, ACTIVE, NOTE]|[ID]|20260713040300000000000000000000004|1|true|1",
+		// tableVersion 2 added TIER: schema version 2
+		"INSERT|2026-07-13 05:01:00|0000000000000000000000000006000B|00000000.00bb2531.00000001.0000.02.0000:154.6963.20|4|Barbara|99999.99|7|2026-07-13 05:01:00|1939-11-07|true|x|GOLD|NULL|[ID, NAME, BALANCE, BIG, CREATED, BIRTH, ACTIVE, NOTE, TIER]|20260713050100000000000000000000005|1|true|2",
+	})
+	types := query(t, db, `SELECT typeof(ID), typeof(NAME), typeof(BALANCE), typeof(BIG), typeof(CREATED), typeof(BIRTH), typeof(ACTIVE), typeof(NOTE)
+		FROM `+lakeGlob(dir, "SALES.CUSTOMERS")+` LIMIT 1`)
+	// UINT8 widens to DECIMAL(20,0): no unsigned type, no lost precision
+	equalLines(t, "types", rowStrings(types), []string{
+		"BIGINT|VARCHAR|DECIMAL(12,2)|DECIMAL(20,0)|TIMESTAMP WITH TIME ZONE|DATE|BOOLEAN|VARCHAR"})
+	for _, v := range []string{"v1.json", "v2.json"} {
+		if _, err := os.Stat(filepath.Join(dir, "_schemas", "SALES.CUSTOMERS", v)); err != nil {
+			t.Errorf("schema %s: %v", v, err)
+		}
+	}
+}
+
+// TestMixedGoldenGateAndQlikInOneStream: with the auto format, the two
+// formats can share one input.
+func TestMixedGoldenGateAndQlikInOneStream(t *testing.T) {
+	gg, _ := os.ReadFile(samplePath)
+	ql, _ := os.ReadFile(qlikSample)
+	a, b := strings.Split(strings.TrimSpace(string(gg)), "\n"), strings.Split(strings.TrimSpace(string(ql)), "\n")
+	var mixed []string
+	for i := 0; i < len(a) || i < len(b); i++ {
+		if i < len(a) {
+			mixed = append(mixed, a[i])
+		}
+		if i < len(b) {
+			mixed = append(mixed, b[i])
+		}
+	}
+	p := writeFile(t, t.TempDir(), "mixed.jsonl", strings.Join(mixed, "\n"))
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) { c.Decoder = autoDecoder(t, cdc.QlikOptions{}) }, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rejected != 0 || sum.RowsByTable["SALES.ORDERS"] != 6 || sum.RowsByTable["HR.EMPLOYEES"] != 6 || sum.RowsByTable["SALES.CUSTOMERS"] != 7 {
+		t.Fatalf("summary %+v", sum)
+	}
+	db := openDuck(t)
+	counts := query(t, db, `SELECT (SELECT count(*) FROM `+lakeGlob(dir, "SALES.ORDERS")+`), (SELECT count(*) FROM `+lakeGlob(dir, "SALES.CUSTOMERS")+`)`)
+	equalLines(t, "row counts", rowStrings(counts), []string{"6|7"})
+}
+
+// TestQlikWithoutMetadata: with inference off, data messages of a table
+// without a metadata message end in the dead-letter output; with it on,
+// their columns define the table and new columns open a new version.
+func TestQlikWithoutMetadata(t *testing.T) {
+	lines := []string{
+		`{"headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","streamPosition":"p1"},"data":{"ID":"1","NAME":"a"}}`,
+		`{"headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:01","streamPosition":"p2"},"data":{"ID":"2","NAME":"b","EXTRA":"new"}}`,
+	}
+	p := writeFile(t, t.TempDir(), "nometa.jsonl", strings.Join(lines, "\n"))
+
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) { c.Decoder = cdc.NewQlik(cdc.QlikOptions{DefaultTable: "APP.EVENTS"}) }, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rejected != 2 || sum.RejectedBy[cdc.ReasonNoMetadata] != 2 {
+		t.Errorf("without inference: %+v", sum)
+	}
+
+	dir = t.TempDir()
+	sum, err = export(t, dir, func(c *pipeline.Config) {
+		c.Decoder = cdc.NewQlik(cdc.QlikOptions{DefaultTable: "APP.EVENTS"})
+		c.InferColumns = true
+		c.Schema.Hints = hints(t, map[string]string{"APP.EVENTS:ID": "int64"})
+	}, p)
+	if err != nil || sum.Rejected != 0 {
+		t.Fatalf("with inference: %+v %v", sum, err)
+	}
+	rows := query(t, openDuck(t), `SELECT ID, typeof(ID), NAME, EXTRA, schema_version FROM `+lakeGlob(dir, "APP.EVENTS")+` ORDER BY ID`)
+	equalLines(t, "inferred", rowStrings(rows), []string{"1|BIGINT|a|NULL|1", "2|BIGINT|b|new|2"})
+}
+
+// TestQlikBadMessagesGoToDeadLetters covers the Qlik-specific rejects.
+func TestQlikBadMessagesGoToDeadLetters(t *testing.T) {
+	ql, _ := os.ReadFile(qlikSample)
+	meta := strings.SplitN(string(ql), "\n", 2)[0]
+	lines := []string{
+		meta,
+		`{"magic":"atMSX","type":"DT","message":{}}`, // bad magic
+		`{"schema":"SALES","table":"CUSTOMERS","headers":{"operation":"MERGE","timestamp":"2026-07-13T04:00:00"},"data":{"ID":"9"}}`,                    // unknown operation
+		`{"schema":"SALES","table":"CUSTOMERS","headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","columnMask":"3FF"},"data":{"ID":"9"}}`, // mask names ordinal 10 of 8
+		`{"schema":"SALES","table":"CUSTOMERS","headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","changeMask":"XY"},"data":{"ID":"9"}}`,  // not hex
+		`{"schema":"SALES","table":"CUSTOMERS","headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00"},"data":{"ID":"9","BALANCE":"1.005"}}`,  // scale
+		`{"schema":"SALES","table":"CUSTOMERS","headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00"},"data":{"ID":"10"}}`,                   // good
+	}
+	p := writeFile(t, t.TempDir(), "bad.jsonl", strings.Join(lines, "\n"))
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) { c.Decoder = autoDecoder(t, cdc.QlikOptions{}) }, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readDLQ(t, dir)
+	want := []string{"malformed_json", "unknown_op_type", "bad_mask", "bad_mask", "value_mismatch"}
+	if len(got) != len(want) {
+		t.Fatalf("%d dead letters: %+v", len(got), got)
+	}
+	for i, w := range want {
+		if got[i].Reason != w || got[i].Offset != int64(i+2) {
+			t.Errorf("dead letter %d: line %d reason %s (%s), want line %d %s", i, got[i].Offset, got[i].Reason, got[i].Error, i+2, w)
+		}
+	}
+	if sum.RowsByTable["SALES.CUSTOMERS"] != 1 {
+		t.Errorf("good rows: %v", sum.RowsByTable)
+	}
+}
