@@ -22,6 +22,7 @@ type JSONSchemaInfo struct {
 	Title   string
 	Tables  []string // qual_table values the schema declares (const/enum)
 	Columns map[string]JSONSchemaColumn
+	Raw     []byte // the record itself, kept for catalog snapshots
 }
 
 // ParseJSONSchema reads a JSON Schema (draft 4) record. Column definitions
@@ -33,7 +34,7 @@ func ParseJSONSchema(id string, doc []byte) (*JSONSchemaInfo, error) {
 	if err := json.Unmarshal(doc, &root); err != nil {
 		return nil, fmt.Errorf("JSON Schema record %q: %w", id, err)
 	}
-	info := &JSONSchemaInfo{ID: id, Columns: map[string]JSONSchemaColumn{}}
+	info := &JSONSchemaInfo{ID: id, Columns: map[string]JSONSchemaColumn{}, Raw: append([]byte(nil), doc...)}
 	info.Title, _ = root["title"].(string)
 	r := resolver{root: root}
 	props, _ := r.deref(root)["properties"].(map[string]any)

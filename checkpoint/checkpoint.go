@@ -1,83 +1,217 @@
-// Package checkpoint records what is safely in storage, so that a run
-// started again does not write a change twice.
+// Package checkpoint records what is safely in storage, per source
+// partition, and keeps the intent → upload → checkpoint protocol that makes
+// output exactly-once across crashes:
+//
+//  1. before a data file is uploaded, an intent naming it is written;
+//  2. the file is uploaded (a PUT is atomic);
+//  3. once every buffer of a partition is flushed and uploaded, the
+//     partition's checkpoint is written with a conditional write that
+//     fences any other instance still writing it; only then is the source
+//     acknowledged;
+//  4. on start (or when a partition is assigned), Recover deletes every
+//     file an intent names past the checkpoint: those records are read
+//     again and the files written again.
+//
+// Because a checkpoint is only written when nothing of its partition is
+// buffered, "durable up to offset N" covers every table, version and date
+// of the partition, and the saved catalog snapshot is the schema state at
+// exactly that offset.
 package checkpoint
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
 )
 
-// Key is where the checkpoint lives in the sink.
-const Key = "_checkpoints/offsets.json"
-
-// Store is what the checkpoint needs from storage.
+// Store is what the protocol needs from storage.
 type Store interface {
 	Put(ctx context.Context, key string, data []byte) error
 	Get(ctx context.Context, key string) ([]byte, error)
+	List(ctx context.Context, prefix string) ([]string, error)
+	Delete(ctx context.Context, key string) error
+	PutIfAbsent(ctx context.Context, key string, data []byte) error
+	PutIfMatch(ctx context.Context, key string, data []byte, etag string) error
+	ETag(ctx context.Context, key string) (string, error)
 }
 
-// Checkpoint maps each source partition to the last offset whose records
-// are all durable in storage.
+// ErrFenced means another instance wrote the partition's checkpoint since
+// this one read it: this instance no longer owns the partition.
+var ErrFenced = errors.New("checkpoint was written by another instance")
+
+const prefix = "_checkpoints/"
+
+// Key is where a partition's checkpoint lives.
+func Key(partition string) string { return prefix + "partitions/" + partition + ".json" }
+
+func intentPrefix(partition string) string { return prefix + "intents/" + partition + "/" }
+
+// Checkpoint is one partition's durable progress.
 type Checkpoint struct {
-	Version    int              `json:"version"`
-	Partitions map[string]int64 `json:"partitions"`
-	WrittenAt  time.Time        `json:"written_at"`
+	Version   int    `json:"version"`
+	Partition string `json:"partition"`
+	// Offset is the last offset whose records are all in storage.
+	Offset int64 `json:"offset"`
+	// Catalog is the schema catalog's snapshot at Offset, for sources
+	// that do not replay from their beginning.
+	Catalog   json.RawMessage `json:"catalog,omitempty"`
+	WrittenAt time.Time       `json:"written_at"`
+	Owner     string          `json:"owner,omitempty"`
 }
 
-// Set records that partition is durable up to offset.
-func (c *Checkpoint) Set(partition string, offset int64) {
-	if c.Partitions == nil {
-		c.Partitions = map[string]int64{}
-	}
-	if cur, ok := c.Partitions[partition]; !ok || offset > cur {
-		c.Partitions[partition] = offset
-	}
+// Handle is a loaded checkpoint and the ETag that fences the next write.
+type Handle struct {
+	Checkpoint
+	Found bool
+	etag  string
 }
 
-// Offsets returns a copy of the durable offsets.
-func (c Checkpoint) Offsets() map[string]int64 {
-	out := make(map[string]int64, len(c.Partitions))
-	for k, v := range c.Partitions {
-		out[k] = v
-	}
-	return out
-}
-
-// Load reads the checkpoint; a sink without one yields an empty one.
-func Load(ctx context.Context, s Store) (Checkpoint, error) {
-	data, err := s.Get(ctx, Key)
-	if err != nil {
-		if errors.Is(err, store.ErrNotExist) {
-			return Checkpoint{Version: 1}, nil
-		}
-		return Checkpoint{}, fmt.Errorf("read checkpoint %s: %w", Key, err)
-	}
+// Decode parses a checkpoint object.
+func Decode(data []byte) (Checkpoint, error) {
 	var c Checkpoint
 	if err := json.Unmarshal(data, &c); err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint %s is corrupt (%v): move it away to export everything again", Key, err)
+		return Checkpoint{}, err
 	}
-	if c.Version != 1 {
-		return Checkpoint{}, fmt.Errorf("checkpoint %s has version %d, which this exporter does not know", Key, c.Version)
+	if c.Version != 2 {
+		return Checkpoint{}, fmt.Errorf("checkpoint format version %d is not 2", c.Version)
+	}
+	if c.Partition == "" || c.Offset < -1 {
+		return Checkpoint{}, fmt.Errorf("checkpoint names no partition or has offset %d", c.Offset)
 	}
 	return c, nil
 }
 
-// Save writes the checkpoint. Call it only after every file it covers is
-// in storage.
-func Save(ctx context.Context, s Store, c Checkpoint, now time.Time) error {
-	c.Version = 1
-	c.WrittenAt = now.UTC()
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
+// Encode renders a checkpoint object.
+func Encode(c Checkpoint) []byte {
+	c.Version = 2
+	data, _ := json.Marshal(c) // cannot fail: plain fields and valid raw JSON
+	return data
+}
+
+// Load reads a partition's checkpoint.
+func Load(ctx context.Context, s Store, partition string) (*Handle, error) {
+	key := Key(partition)
+	data, err := s.Get(ctx, key)
+	if errors.Is(err, store.ErrNotExist) {
+		return &Handle{Checkpoint: Checkpoint{Partition: partition, Offset: -1}}, nil
 	}
-	if err := s.Put(ctx, Key, data); err != nil {
-		return fmt.Errorf("write checkpoint %s: %w", Key, err)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint %s: %w", key, err)
+	}
+	etag, err := s.ETag(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint %s: %w", key, err)
+	}
+	c, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s is corrupt (%v): move it away to export the partition again from the source's start", key, err)
+	}
+	if c.Partition != partition {
+		return nil, fmt.Errorf("checkpoint %s belongs to partition %q", key, c.Partition)
+	}
+	return &Handle{Checkpoint: c, Found: true, etag: etag}, nil
+}
+
+// Save writes the checkpoint, refusing if another instance wrote it since
+// it was loaded (ErrFenced).
+func (h *Handle) Save(ctx context.Context, s Store, now time.Time) error {
+	h.WrittenAt = now.UTC()
+	key := Key(h.Partition)
+	data := Encode(h.Checkpoint)
+	var err error
+	if h.Found {
+		err = s.PutIfMatch(ctx, key, data, h.etag)
+	} else {
+		err = s.PutIfAbsent(ctx, key, data)
+	}
+	if errors.Is(err, store.ErrPreconditionFailed) {
+		return fmt.Errorf("partition %s: %w; this instance stops writing it", h.Partition, ErrFenced)
+	}
+	if err != nil {
+		return fmt.Errorf("write checkpoint %s: %w", key, err)
+	}
+	etag, err := s.ETag(ctx, key)
+	if err != nil {
+		return fmt.Errorf("write checkpoint %s: %w", key, err)
+	}
+	h.Found, h.etag = true, etag
+	return nil
+}
+
+// intent is the content of an intent object.
+type intent struct {
+	Key         string `json:"key"`
+	FirstOffset int64  `json:"first_offset"`
+}
+
+// IntentKey is where the intent for a data file of partition goes.
+func IntentKey(partition string, firstOffset int64, dataKey string) string {
+	sum := sha256.Sum256([]byte(dataKey))
+	return fmt.Sprintf("%s%020d-%s.json", intentPrefix(partition), firstOffset, hex.EncodeToString(sum[:8]))
+}
+
+// WriteIntent records that dataKey, holding records of partition from
+// firstOffset on, is about to be uploaded.
+func WriteIntent(ctx context.Context, s Store, partition string, firstOffset int64, dataKey string) (string, error) {
+	key := IntentKey(partition, firstOffset, dataKey)
+	data, _ := json.Marshal(intent{Key: dataKey, FirstOffset: firstOffset})
+	if err := s.Put(ctx, key, data); err != nil {
+		return "", fmt.Errorf("write intent %s: %w", key, err)
+	}
+	return key, nil
+}
+
+// Recover makes storage agree with the checkpoint of a partition: a data
+// file an intent names past the checkpoint holds records that will be read
+// again, so it is deleted (whole or not: a PUT is atomic); intents at or
+// before the checkpoint are settled and removed. It returns the number of
+// files deleted.
+func Recover(ctx context.Context, s Store, c Checkpoint) (int, error) {
+	keys, err := s.List(ctx, intentPrefix(c.Partition))
+	if err != nil {
+		return 0, fmt.Errorf("list intents of %s: %w", c.Partition, err)
+	}
+	deleted := 0
+	for _, k := range keys {
+		first, err := strconv.ParseInt(strings.SplitN(k[len(intentPrefix(c.Partition)):], "-", 2)[0], 10, 64)
+		if err != nil {
+			continue // not ours
+		}
+		if first > c.Offset {
+			data, err := s.Get(ctx, k)
+			if err != nil {
+				return deleted, fmt.Errorf("read intent %s: %w", k, err)
+			}
+			var in intent
+			if err := json.Unmarshal(data, &in); err != nil || in.Key == "" {
+				return deleted, fmt.Errorf("intent %s is corrupt: delete it and the file it names", k)
+			}
+			if err := s.Delete(ctx, in.Key); err != nil {
+				return deleted, err
+			}
+			deleted++
+		}
+		if err := s.Delete(ctx, k); err != nil {
+			return deleted, err
+		}
+	}
+	return deleted, nil
+}
+
+// Settle removes intents that the checkpoint now covers.
+func Settle(ctx context.Context, s Store, intents []string) error {
+	for _, k := range intents {
+		if err := s.Delete(ctx, k); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,7 +1,10 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,34 +12,134 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
 )
 
-func TestSaveLoadRoundTripAndMonotonicSet(t *testing.T) {
+func TestSaveLoadRoundTrip(t *testing.T) {
 	st, _ := store.NewLocal(t.TempDir())
 	ctx := context.Background()
-	empty, err := Load(ctx, st)
-	if err != nil || len(empty.Offsets()) != 0 {
-		t.Fatalf("empty sink: %+v %v", empty, err)
+	h, err := Load(ctx, st, "topic-0")
+	if err != nil || h.Found || h.Offset != -1 {
+		t.Fatalf("empty sink: %+v %v", h, err)
 	}
-	var c Checkpoint
-	c.Set("p1", 10)
-	c.Set("p1", 7) // never moves back
-	c.Set("p2", 3)
-	if err := Save(ctx, st, c, time.Unix(0, 0)); err != nil {
+	h.Offset = 41
+	h.Catalog = []byte(`{"tables":[]}`)
+	if err := h.Save(ctx, st, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Load(ctx, st)
+	h.Offset = 99
+	if err := h.Save(ctx, st, time.Unix(1, 0)); err != nil {
+		t.Fatalf("second save by the owner: %v", err)
+	}
+	got, err := Load(ctx, st, "topic-0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := got.Offsets(); o["p1"] != 10 || o["p2"] != 3 || len(o) != 2 {
-		t.Errorf("offsets %v", o)
+	if !got.Found || got.Offset != 99 || string(got.Catalog) != `{"tables":[]}` || got.Partition != "topic-0" {
+		t.Errorf("loaded %+v", got.Checkpoint)
+	}
+}
+
+// TestStaleInstanceIsFenced: once another instance has written the
+// checkpoint, an instance holding the older copy can no longer write it.
+func TestStaleInstanceIsFenced(t *testing.T) {
+	st, _ := store.NewLocal(t.TempDir())
+	ctx := context.Background()
+	first, _ := Load(ctx, st, "p")
+	first.Offset = 10
+	if err := first.Save(ctx, st, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	stale, _ := Load(ctx, st, "p")
+	owner, _ := Load(ctx, st, "p")
+	owner.Offset = 20
+	if err := owner.Save(ctx, st, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	stale.Offset = 15
+	if err := stale.Save(ctx, st, time.Now()); !errors.Is(err, ErrFenced) {
+		t.Fatalf("stale save: %v, want ErrFenced", err)
+	}
+	// two instances that both found no checkpoint: only one may create it
+	a, _ := Load(ctx, st, "q")
+	b, _ := Load(ctx, st, "q")
+	if err := a.Save(ctx, st, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Save(ctx, st, time.Now()); !errors.Is(err, ErrFenced) {
+		t.Fatalf("second creator: %v, want ErrFenced", err)
+	}
+	got, _ := Load(ctx, st, "p")
+	if got.Offset != 20 {
+		t.Errorf("offset %d after the fenced write, want 20", got.Offset)
+	}
+}
+
+// TestRecoverDeletesFilesPastTheCheckpoint: files whose intents start
+// after the checkpoint are deleted (their records are read again), files
+// at or before it are kept, and all intents are cleared.
+func TestRecoverDeletesFilesPastTheCheckpoint(t *testing.T) {
+	st, _ := store.NewLocal(t.TempDir())
+	ctx := context.Background()
+	files := map[string]int64{"T/schema_version=1/dt=x/part-p-00000000000000000005.parquet": 5,
+		"T/schema_version=1/dt=x/part-p-00000000000000000011.parquet": 11,
+		"U/schema_version=2/dt=x/part-p-00000000000000000012.parquet": 12}
+	for k, first := range files {
+		if _, err := WriteIntent(ctx, st, "p", first, k); err != nil {
+			t.Fatal(err)
+		}
+		st.Put(ctx, k, []byte("data"))
+	}
+	// an intent whose upload never happened
+	WriteIntent(ctx, st, "p", 13, "T/schema_version=1/dt=x/part-p-00000000000000000013.parquet")
+	n, err := Recover(ctx, st, Checkpoint{Partition: "p", Offset: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Errorf("deleted %d files, want 3 (two uploaded, one never uploaded)", n)
+	}
+	keys, _ := st.List(ctx, "")
+	if strings.Join(keys, ",") != "T/schema_version=1/dt=x/part-p-00000000000000000005.parquet" {
+		t.Errorf("left: %v", keys)
 	}
 }
 
 func TestCorruptCheckpointSaysWhatToDo(t *testing.T) {
 	st, _ := store.NewLocal(t.TempDir())
-	st.Put(context.Background(), Key, []byte("{not json"))
-	_, err := Load(context.Background(), st)
+	st.Put(context.Background(), Key("p"), []byte("{not json"))
+	_, err := Load(context.Background(), st, "p")
 	if err == nil || !strings.Contains(err.Error(), "move it away") {
 		t.Errorf("corrupt checkpoint: %v", err)
 	}
+}
+
+// FuzzCheckpointDecode: Decode never panics, and whatever it accepts
+// encodes and decodes back to the same checkpoint.
+func FuzzCheckpointDecode(f *testing.F) {
+	f.Add(Encode(Checkpoint{Partition: "t-0", Offset: 5, Catalog: []byte(`{"tables":[]}`), WrittenAt: time.Unix(5, 0).UTC()}))
+	f.Add([]byte(`{"version":2,"partition":"x","offset":-1}`))
+	f.Add([]byte(`{"version":1}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Decode(data)
+		if err != nil {
+			return
+		}
+		again, err := Decode(Encode(c))
+		if err != nil {
+			t.Fatalf("re-decode: %v", err)
+		}
+		if again.Partition != c.Partition || again.Offset != c.Offset || !again.WrittenAt.Equal(c.WrittenAt) || !bytes.Equal(compact(again.Catalog), compact(c.Catalog)) {
+			t.Fatalf("round trip changed %+v into %+v", c, again)
+		}
+	})
+}
+
+// compact renders JSON canonically (decoded and encoded again), so that
+// two spellings of one value compare equal.
+func compact(b []byte) []byte {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return b
+	}
+	out, _ := json.Marshal(v)
+	return out
 }

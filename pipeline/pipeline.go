@@ -4,11 +4,13 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
@@ -19,11 +21,25 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
-// Store is what the pipeline needs from object storage.
+// Store is what the pipeline needs from object storage: plain objects, and
+// the conditional writes and listing of the checkpoint protocol.
 type Store interface {
-	Put(ctx context.Context, key string, data []byte) error
-	Get(ctx context.Context, key string) ([]byte, error)
+	checkpoint.Store
 	String() string
+}
+
+// acker is implemented by sources that are told what is durable (Kafka
+// commits offsets); file sources need no acknowledgement: the checkpoint
+// in the sink is their progress.
+type acker interface {
+	Ack(ctx context.Context, offsets map[string]int64) error
+}
+
+// perPartitionCatalog is implemented by sources whose partitions are read
+// from a stored position rather than from their beginning: each partition
+// then keeps its own schema catalog, saved in its checkpoint.
+type perPartitionCatalog interface {
+	PerPartitionCatalog() bool
 }
 
 // Decoder turns raw bytes into a record.
@@ -87,21 +103,30 @@ type heldRecord struct {
 }
 
 type runner struct {
-	cfg     Config
-	log     *slog.Logger
-	catalog *arrowschema.Catalog
-	writer  *writer.Writer
-	dlq     *deadLetters
-	rec     cdc.Record
-	stream  []byte
-	sum     Summary
-	durable map[string]int64 // source partition → last durable offset from earlier runs
-	last    map[string]int64 // source partition → last offset read in this run
-	held    map[string][]heldRecord
-	heldN   int
-	heldB   int64
-	logged  map[cdc.Reason]bool
-	up      *uploader
+	cfg    Config
+	log    *slog.Logger
+	writer *writer.Writer
+	dlq    *deadLetters
+	rec    cdc.Record
+	stream []byte
+	sum    Summary
+	held   map[string][]heldRecord
+	heldN  int
+	heldB  int64
+	logged map[cdc.Reason]bool
+	up     *uploader
+
+	// catalogs holds the schema catalog: one shared one (key "") for
+	// sources replayed from their beginning, else one per partition.
+	catalogs     map[string]*arrowschema.Catalog
+	perPartition bool
+	parts        map[string]*partState
+}
+
+// partState is what the runner knows about one source partition.
+type partState struct {
+	cp       *checkpoint.Handle
+	lastRead int64 // last offset handled in this run, -1 before any
 }
 
 // Run consumes the source to its end, writing every accepted row change to
@@ -137,18 +162,19 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	defer w.Close()
 	r := &runner{
-		cfg: cfg, log: cfg.Logger, catalog: arrowschema.NewCatalog(cfg.Schema), writer: w, dlq: newDeadLetters(cfg.Now),
+		cfg: cfg, log: cfg.Logger, writer: w, dlq: newDeadLetters(cfg.Now),
 		sum:  Summary{RowsByTable: map[string]int64{}, RejectedBy: map[cdc.Reason]int64{}},
-		last: map[string]int64{}, held: map[string][]heldRecord{}, logged: map[cdc.Reason]bool{},
+		held: map[string][]heldRecord{}, logged: map[cdc.Reason]bool{},
+		catalogs: map[string]*arrowschema.Catalog{}, parts: map[string]*partState{},
+	}
+	if pp, ok := cfg.Source.(perPartitionCatalog); ok && pp.PerPartitionCatalog() {
+		r.perPartition = true
+	} else {
+		r.catalogs[""] = arrowschema.NewCatalog(cfg.Schema)
 	}
 	start := cfg.Now()
-	cp, err := checkpoint.Load(ctx, cfg.Store)
-	if err != nil {
-		return r.sum, err
-	}
 	r.up = newUploader(ctx, cfg.Store, cfg.UploadWorkers, cfg.UploadQueueBytes, r.log, &r.sum)
 	defer r.up.close() // on every path: no upload goroutine outlives Run
-	r.durable = cp.Offsets()
 
 	stopProgress := r.startProgress(ctx)
 	err = r.loop(ctx)
@@ -164,7 +190,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		}
 	}
 	r.sum.Elapsed = cfg.Now().Sub(start)
-	r.sum.Tables = r.catalog.Tables()
+	for _, c := range r.catalogs {
+		r.sum.Tables += c.Tables()
+	}
 	return r.sum, err
 }
 
@@ -175,11 +203,28 @@ func (r *runner) loop(ctx context.Context) error {
 		if err == io.EOF {
 			return nil
 		}
+		if errors.Is(err, source.ErrIdle) {
+			lastAgeCheck = r.cfg.Now()
+			if err := r.periodic(ctx, lastAgeCheck); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("read input: %w", err)
 		}
+		if m.Control != nil {
+			if err := r.control(ctx, m.Control); err != nil {
+				return err
+			}
+			continue
+		}
+		ps, err := r.partition(ctx, m.Partition)
+		if err != nil {
+			return err
+		}
 		r.sum.Records++
-		r.last[m.Partition] = m.Offset
+		ps.lastRead = m.Offset
 		if err := r.handle(ctx, m, m.Value, false); err != nil {
 			return err
 		}
@@ -207,9 +252,10 @@ func (r *runner) handle(ctx context.Context, m *source.Message, data []byte, rep
 		return err
 	}
 	rec := &r.rec
+	catalog := r.catalog(m.Partition)
 	switch rec.Class {
 	case cdc.ClassSchema:
-		if err := r.catalog.ApplySchemaRecord(rec.SchemaID, rec.Body); err != nil {
+		if err := catalog.ApplySchemaRecord(rec.SchemaID, rec.Body); err != nil {
 			return r.reject(m, "", cdc.Rejectf(cdc.ReasonBadMetadata, "%v", err))
 		}
 	case cdc.ClassStreamMetadata:
@@ -218,7 +264,7 @@ func (r *runner) handle(ctx context.Context, m *source.Message, data []byte, rep
 			r.log.Info("stream metadata", "source", m.Position, "record", string(rec.Body))
 		}
 	case cdc.ClassObjectMetadata:
-		ev, err := r.catalog.ApplyMetadata(rec.Metadata, rec.Pos, rec.OpTS)
+		ev, err := catalog.ApplyMetadata(rec.Metadata, rec.Pos, rec.OpTS)
 		if err != nil {
 			if rej, ok := cdc.AsReject(err); ok {
 				return r.reject(m, rec.Table, rej)
@@ -229,9 +275,9 @@ func (r *runner) handle(ctx context.Context, m *source.Message, data []byte, rep
 		if err := r.schemaEvent(ctx, ev); err != nil {
 			return err
 		}
-		return r.release(ctx, table, false)
+		return r.release(ctx, catalog, table, false)
 	case cdc.ClassDDL:
-		ev, err := r.catalog.ApplyDDL(rec.Table, rec.DDL.Statement, rec.Pos, rec.OpTS)
+		ev, err := catalog.ApplyDDL(rec.Table, rec.DDL.Statement, rec.Pos, rec.OpTS)
 		if err != nil {
 			if rej, ok := cdc.AsReject(err); ok {
 				return r.reject(m, rec.Table, rej)
@@ -240,18 +286,20 @@ func (r *runner) handle(ctx context.Context, m *source.Message, data []byte, rep
 		}
 		return r.schemaEvent(ctx, ev)
 	case cdc.ClassDML:
-		if last, ok := r.durable[m.Partition]; ok && m.Offset <= last {
+		if ps := r.parts[m.Partition]; ps != nil && m.Offset <= ps.cp.Offset {
+			// durable since an earlier run: metadata above was replayed,
+			// the row change is not written again
 			r.sum.Skipped++
 			return nil
 		}
-		v := r.catalog.Current(rec.Table)
+		v := catalog.Current(rec.Table)
 		if r.cfg.InferColumns && rec.Format == cdc.FormatQlik && (v == nil || v.Metadata.Inferred) {
 			var err error
-			if v, err = r.infer(ctx, v, rec, m); err != nil {
+			if v, err = r.infer(ctx, catalog, v, rec, m); err != nil {
 				return err
 			}
 		}
-		if !replay && (v == nil || v.Hold || len(r.held[rec.Table]) > 0) {
+		if !replay && (v == nil || v.Hold || len(r.held[r.heldKey(m.Partition, rec.Table)]) > 0) {
 			return r.hold(ctx, m, data, rec.Table)
 		}
 		if v == nil {
@@ -281,7 +329,7 @@ func (r *runner) handle(ctx context.Context, m *source.Message, data []byte, rep
 // when no metadata message is available and config allows it: every column
 // is text (hints refine them), and a message bringing new columns opens a
 // new version with them added.
-func (r *runner) infer(ctx context.Context, v *arrowschema.Version, rec *cdc.Record, m *source.Message) (*arrowschema.Version, error) {
+func (r *runner) infer(ctx context.Context, catalog *arrowschema.Catalog, v *arrowschema.Version, rec *cdc.Record, m *source.Message) (*arrowschema.Version, error) {
 	md := cdc.TableMetadata{Table: rec.Table, Format: cdc.FormatQlik, Inferred: true}
 	known := map[string]bool{}
 	if v != nil {
@@ -303,7 +351,7 @@ func (r *runner) infer(ctx context.Context, v *arrowschema.Version, rec *cdc.Rec
 	if !grew {
 		return v, nil
 	}
-	ev, err := r.catalog.ApplyMetadata(md, rec.Pos, rec.OpTS)
+	ev, err := catalog.ApplyMetadata(md, rec.Pos, rec.OpTS)
 	if err != nil {
 		if rej, ok := cdc.AsReject(err); ok {
 			return nil, r.reject(m, rec.Table, rej)
@@ -313,7 +361,7 @@ func (r *runner) infer(ctx context.Context, v *arrowschema.Version, rec *cdc.Rec
 	if err := r.schemaEvent(ctx, ev); err != nil {
 		return nil, err
 	}
-	return r.catalog.Current(rec.Table), nil
+	return catalog.Current(rec.Table), nil
 }
 
 func (r *runner) schemaEvent(ctx context.Context, ev *arrowschema.Event) error {
@@ -345,14 +393,99 @@ func (r *runner) schemaEvent(ctx context.Context, ev *arrowschema.Event) error {
 	return nil
 }
 
+// catalog returns the schema catalog that partition's records use.
+func (r *runner) catalog(partition string) *arrowschema.Catalog {
+	if !r.perPartition {
+		return r.catalogs[""]
+	}
+	c := r.catalogs[partition]
+	if c == nil {
+		c = arrowschema.NewCatalog(r.cfg.Schema)
+		r.catalogs[partition] = c
+	}
+	return c
+}
+
+// partition returns a partition's state, loading its checkpoint and
+// settling what an earlier run left unfinished the first time it is seen.
+func (r *runner) partition(ctx context.Context, name string) (*partState, error) {
+	if ps := r.parts[name]; ps != nil {
+		return ps, nil
+	}
+	cp, err := checkpoint.Load(ctx, r.cfg.Store, name)
+	if err != nil {
+		return nil, err
+	}
+	deleted, err := checkpoint.Recover(ctx, r.cfg.Store, cp.Checkpoint)
+	if err != nil {
+		return nil, fmt.Errorf("recover partition %s: %w", name, err)
+	}
+	if deleted > 0 {
+		r.log.Info("removed files past the checkpoint; their records are read again", "partition", name, "files", deleted, "checkpoint_offset", cp.Offset)
+	}
+	if r.perPartition {
+		c := arrowschema.NewCatalog(r.cfg.Schema)
+		if len(cp.Catalog) > 0 {
+			var snap arrowschema.Snapshot
+			if err := json.Unmarshal(cp.Catalog, &snap); err != nil {
+				return nil, fmt.Errorf("checkpoint of %s: catalog snapshot: %w", name, err)
+			}
+			if c, err = arrowschema.RestoreCatalog(r.cfg.Schema, snap); err != nil {
+				return nil, fmt.Errorf("checkpoint of %s: %w", name, err)
+			}
+		}
+		r.catalogs[name] = c
+	}
+	ps := &partState{cp: cp, lastRead: -1}
+	r.parts[name] = ps
+	return ps, nil
+}
+
+// control handles partition ownership events of the source.
+func (r *runner) control(ctx context.Context, c *source.Control) error {
+	if c.Resume != nil {
+		resume := map[string]int64{}
+		for _, p := range c.Partitions {
+			ps, err := r.partition(ctx, p)
+			if err != nil {
+				return err
+			}
+			if ps.cp.Found {
+				resume[p] = ps.cp.Offset + 1
+			}
+		}
+		c.Resume <- resume
+		return nil
+	}
+	// Giving up every partition: make all of it durable first, then forget
+	// it, since another instance may own it next.
+	err := r.commit(ctx, "rebalance")
+	if err == nil {
+		r.parts = map[string]*partState{}
+		if r.perPartition {
+			r.catalogs = map[string]*arrowschema.Catalog{}
+		}
+	}
+	c.Done <- err
+	return err
+}
+
+func (r *runner) heldKey(partition, table string) string {
+	if !r.perPartition {
+		partition = ""
+	}
+	return partition + "\x00" + table
+}
+
 // hold keeps a DML record until its table's metadata arrives.
 func (r *runner) hold(ctx context.Context, m *source.Message, data []byte, table string) error {
 	h := heldRecord{data: append([]byte(nil), data...), msg: *m, at: r.cfg.Now()}
 	h.msg.Value = h.data
-	r.held[table] = append(r.held[table], h)
+	key := r.heldKey(m.Partition, table)
+	r.held[key] = append(r.held[key], h)
 	r.heldN++
 	r.heldB += int64(len(h.data))
-	if len(r.held[table]) == 1 {
+	if len(r.held[key]) == 1 {
 		r.log.Info("holding DML until metadata arrives", "table", table, "source", m.Position)
 	}
 	if r.heldN > r.cfg.HoldMaxRecords || r.heldB > r.cfg.HoldMaxBytes {
@@ -364,24 +497,33 @@ func (r *runner) hold(ctx context.Context, m *source.Message, data []byte, table
 // release replays the held records of table. With force, they are decoded
 // with whatever version is in force (or rejected if none); otherwise only
 // when the table has a version that does not hold.
-func (r *runner) release(ctx context.Context, table string, force bool) error {
-	held := r.held[table]
-	if len(held) == 0 {
-		return nil
-	}
-	if v := r.catalog.Current(table); !force && (v == nil || v.Hold) {
-		return nil
-	}
-	delete(r.held, table)
-	r.log.Info("releasing held DML", "table", table, "records", len(held), "forced", force)
-	for i := range held {
-		r.heldN--
-		r.heldB -= int64(len(held[i].data))
-		if err := r.handle(ctx, &held[i].msg, held[i].data, true); err != nil {
-			return err
+func (r *runner) release(ctx context.Context, catalog *arrowschema.Catalog, table string, force bool) error {
+	for key, held := range r.held {
+		if len(held) == 0 || key[strings.IndexByte(key, 0)+1:] != table || r.catalog(held[0].msg.Partition) != catalog {
+			continue
+		}
+		if v := catalog.Current(table); !force && (v == nil || v.Hold) {
+			return nil
+		}
+		delete(r.held, key)
+		r.log.Info("releasing held DML", "table", table, "records", len(held), "forced", force)
+		for i := range held {
+			r.heldN--
+			r.heldB -= int64(len(held[i].data))
+			if err := r.handle(ctx, &held[i].msg, held[i].data, true); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+func (r *runner) releaseKey(ctx context.Context, key string) error {
+	held := r.held[key]
+	if len(held) == 0 {
+		return nil
+	}
+	return r.release(ctx, r.catalog(held[0].msg.Partition), key[strings.IndexByte(key, 0)+1:], true)
 }
 
 // releaseOldest frees the table holding the oldest record when a hold
@@ -389,29 +531,31 @@ func (r *runner) release(ctx context.Context, table string, force bool) error {
 func (r *runner) releaseOldest(ctx context.Context) error {
 	var oldest string
 	var at time.Time
-	for t, h := range r.held {
+	for k, h := range r.held {
 		if oldest == "" || h[0].at.Before(at) {
-			oldest, at = t, h[0].at
+			oldest, at = k, h[0].at
 		}
 	}
-	r.log.Warn("hold limit reached: releasing DML without refreshed metadata", "table", oldest)
-	return r.release(ctx, oldest, true)
+	r.log.Warn("hold limit reached: releasing DML without refreshed metadata", "table", oldest[strings.IndexByte(oldest, 0)+1:])
+	return r.releaseKey(ctx, oldest)
 }
 
+// periodic runs time-based work: held DML past its age limit is released,
+// and once the oldest open buffer reaches the file age limit, everything is
+// flushed and checkpointed (a commit round).
 func (r *runner) periodic(ctx context.Context, now time.Time) error {
-	for t, h := range r.held {
+	for k, h := range r.held {
 		if now.Sub(h[0].at) >= r.cfg.HoldMaxAge {
-			r.log.Warn("hold time limit reached: releasing DML without refreshed metadata", "table", t)
-			if err := r.release(ctx, t, true); err != nil {
+			r.log.Warn("hold time limit reached: releasing DML without refreshed metadata", "table", k[strings.IndexByte(k, 0)+1:])
+			if err := r.releaseKey(ctx, k); err != nil {
 				return err
 			}
 		}
 	}
-	files, err := r.writer.FlushDue()
-	if err != nil {
-		return err
+	if oldest, ok := r.writer.Oldest(); ok && now.Sub(oldest) >= r.writer.MaxAge() {
+		return r.commit(ctx, "age")
 	}
-	return r.upload(ctx, files)
+	return nil
 }
 
 func (r *runner) reject(m *source.Message, table string, rej *cdc.RejectError) error {
@@ -433,29 +577,29 @@ func (r *runner) upload(ctx context.Context, files []*writer.File) error {
 	return r.up.send(ctx, files)
 }
 
-// finish releases held records, flushes every buffer, writes the dead
-// letters and then the checkpoint: the checkpoint comes last so that it
-// never claims more than is in storage.
-func (r *runner) finish(ctx context.Context) error {
-	tables := make([]string, 0, len(r.held))
-	for t := range r.held {
-		tables = append(tables, t)
+// commit makes everything read so far durable, in the order the protocol
+// needs: held records are released, every buffer is flushed, every file is
+// uploaded (each after its intent), dead letters are written, then each
+// partition's checkpoint (fenced), and only then is the source told.
+func (r *runner) commit(ctx context.Context, reason string) error {
+	keys := make([]string, 0, len(r.held))
+	for k := range r.held {
+		keys = append(keys, k)
 	}
-	sort.Strings(tables)
-	for _, t := range tables {
-		if err := r.release(ctx, t, true); err != nil && !errors.Is(err, ErrTooManyRejects) {
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := r.releaseKey(ctx, k); err != nil && !errors.Is(err, ErrTooManyRejects) {
 			return err
 		}
 	}
-	files, err := r.writer.FlushAll("shutdown")
+	files, err := r.writer.FlushAll(reason)
 	if err != nil {
 		return err
 	}
 	if err := r.upload(ctx, files); err != nil {
 		return err
 	}
-	// The checkpoint may only claim what is in storage: wait for uploads.
-	if err := r.up.close(); err != nil {
+	if err := r.up.wait(); err != nil {
 		return err
 	}
 	for key, data := range r.dlq.drain() {
@@ -463,14 +607,47 @@ func (r *runner) finish(ctx context.Context) error {
 			return fmt.Errorf("write dead letters %s: %w", key, err)
 		}
 	}
-	cp := checkpoint.Checkpoint{}
-	for part, off := range r.durable {
-		cp.Set(part, off)
+	acks := map[string]int64{}
+	names := make([]string, 0, len(r.parts))
+	for name := range r.parts {
+		names = append(names, name)
 	}
-	for part, off := range r.last {
-		cp.Set(part, off)
+	sort.Strings(names)
+	for _, name := range names {
+		ps := r.parts[name]
+		if ps.lastRead <= ps.cp.Offset {
+			continue
+		}
+		ps.cp.Offset = ps.lastRead
+		if r.perPartition {
+			snap, err := json.Marshal(r.catalogs[name].Snapshot())
+			if err != nil {
+				return err
+			}
+			ps.cp.Catalog = snap
+		}
+		if err := ps.cp.Save(ctx, r.cfg.Store, r.cfg.Now()); err != nil {
+			return err
+		}
+		if err := checkpoint.Settle(ctx, r.cfg.Store, r.up.takeIntents(name)); err != nil {
+			r.log.Warn("could not remove settled intents; the next start removes them", "partition", name, "error", err)
+		}
+		acks[name] = ps.cp.Offset
 	}
-	return checkpoint.Save(ctx, r.cfg.Store, cp, r.cfg.Now())
+	if a, ok := r.cfg.Source.(acker); ok && len(acks) > 0 {
+		if err := a.Ack(ctx, acks); err != nil {
+			return err
+		}
+	}
+	if len(acks) > 0 {
+		r.log.Info("checkpoint written", "reason", reason, "partitions", len(acks))
+	}
+	return nil
+}
+
+// finish is the last commit of a run.
+func (r *runner) finish(ctx context.Context) error {
+	return r.commit(ctx, "shutdown")
 }
 
 // progressReporter is implemented by sources that know their size.

@@ -131,7 +131,7 @@ func TestQlikBadMessagesGoToDeadLetters(t *testing.T) {
 	lines := []string{
 		meta,
 		`{"magic":"atMSX","type":"DT","message":{}}`, // bad magic
-		`{"schema":"SALES","table":"CUSTOMERS","headers":{"operation":"MERGE","timestamp":"2026-07-13T04:00:00"},"data":{"ID":"9"}}`,                    // unknown operation
+		`{"schema":"SALES","table":"CUSTOMERS","headers":{"operation":"MERGE","timestamp":"2026-07-13T04:00:00"},"data":{"ID":"9"}}`,                     // unknown operation
 		`{"schema":"SALES","table":"CUSTOMERS","headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","columnMask":"3FF"},"data":{"ID":"9"}}`, // mask names ordinal 10 of 8
 		`{"schema":"SALES","table":"CUSTOMERS","headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","changeMask":"XY"},"data":{"ID":"9"}}`,  // not hex
 		`{"schema":"SALES","table":"CUSTOMERS","headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00"},"data":{"ID":"9","BALANCE":"1.005"}}`,  // scale

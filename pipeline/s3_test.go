@@ -12,6 +12,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/miniotest"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
 )
 
@@ -29,7 +30,7 @@ func TestSampleStreamToMinIO(t *testing.T) {
 	dir := t.TempDir()
 	miniotest.Download(t, s3, dir)
 	checkSampleLake(t, dir)
-	if _, err := os.Stat(filepath.Join(dir, "_checkpoints", "offsets.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "_checkpoints", "partitions", source.PartitionName(samplePath)+".json")); err != nil {
 		t.Errorf("no checkpoint in the bucket: %v", err)
 	}
 }

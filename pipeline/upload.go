@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
@@ -25,16 +26,17 @@ type uploader struct {
 	maxBytes int64
 
 	closeOnce sync.Once
+	pending   sync.WaitGroup // files sent and not yet uploaded (or failed)
 
-	mu   sync.Mutex
-	err  error // the first upload failure; everything after it is refused
-	sum  *Summary
-	done func(*writer.File)
+	mu      sync.Mutex
+	err     error // the first upload failure; everything after it is refused
+	sum     *Summary
+	intents map[string][]string // source partition → intents written since the last take
 }
 
 func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log *slog.Logger, sum *Summary) *uploader {
 	u := &uploader{store: st, log: log, queue: make(chan *writer.File, 1024), sum: sum,
-		bytes: semaphore.NewWeighted(maxBytes), maxBytes: maxBytes}
+		bytes: semaphore.NewWeighted(maxBytes), maxBytes: maxBytes, intents: map[string][]string{}}
 	// Uploads outlive a cancelled run context: a shutdown flushes and
 	// uploads what it has before it exits (bounded by the store's retry
 	// limit).
@@ -45,17 +47,49 @@ func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log
 			defer u.wg.Done()
 			for f := range u.queue {
 				if u.failed() == nil {
-					if err := st.Put(upCtx, f.Key, f.Data); err != nil {
-						u.fail(fmt.Errorf("upload %s to %s: %w", f.Key, st, err))
+					if err := u.put(upCtx, f); err != nil {
+						u.fail(err)
 					} else {
 						u.record(f)
 					}
 				}
 				u.bytes.Release(u.weight(f))
+				u.pending.Done()
 			}
 		}()
 	}
 	return u
+}
+
+// put writes the file's intent, then the file.
+func (u *uploader) put(ctx context.Context, f *writer.File) error {
+	ik, err := checkpoint.WriteIntent(ctx, u.store, f.SourcePartition, f.FirstOffset, f.Key)
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	u.intents[f.SourcePartition] = append(u.intents[f.SourcePartition], ik)
+	u.mu.Unlock()
+	if err := u.store.Put(ctx, f.Key, f.Data); err != nil {
+		return fmt.Errorf("upload %s to %s: %w", f.Key, u.store, err)
+	}
+	return nil
+}
+
+// takeIntents returns and forgets the intents written for partition.
+func (u *uploader) takeIntents(partition string) []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := u.intents[partition]
+	delete(u.intents, partition)
+	return out
+}
+
+// wait blocks until every file sent so far is uploaded, and returns the
+// first failure.
+func (u *uploader) wait() error {
+	u.pending.Wait()
+	return u.failed()
 }
 
 func (u *uploader) failed() error {
@@ -91,6 +125,7 @@ func (u *uploader) send(ctx context.Context, files []*writer.File) error {
 		if err := u.bytes.Acquire(ctx, u.weight(f)); err != nil {
 			return err
 		}
+		u.pending.Add(1)
 		u.queue <- f // never blocks for long: the semaphore bounds the queue
 	}
 	return u.failed()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"path/filepath"
 	"strings"
 )
@@ -26,6 +27,8 @@ type Message struct {
 	// then holds only its beginning and Size its full length.
 	Oversized bool
 	Size      int64
+	// Control, when set, is an ownership event instead of a record.
+	Control *Control
 }
 
 // Source yields messages in order. Next returns io.EOF when the input is
@@ -58,3 +61,5 @@ func PartitionName(path string) string {
 	}
 	return b.String() + "-" + hex.EncodeToString(sum[:4])
 }
+
+var errEOF = io.EOF

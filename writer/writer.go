@@ -207,6 +207,20 @@ func (w *Writer) FlushTable(table, reason string) ([]*File, error) {
 	return w.flushWhere(func(b *buffer) bool { return b.key.Table == table }, reason)
 }
 
+// Oldest returns when the oldest open buffer got its first row.
+func (w *Writer) Oldest() (time.Time, bool) {
+	var oldest time.Time
+	for _, b := range w.buffers {
+		if oldest.IsZero() || b.created.Before(oldest) {
+			oldest = b.created
+		}
+	}
+	return oldest, !oldest.IsZero()
+}
+
+// MaxAge is the configured file age limit.
+func (w *Writer) MaxAge() time.Duration { return w.cfg.MaxAge }
+
 // FlushDue closes buffers older than MaxAge.
 func (w *Writer) FlushDue() ([]*File, error) {
 	now := w.cfg.Now()

@@ -1,0 +1,447 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// ErrIdle is returned by Next when nothing arrived for a while, so that
+// the caller can run time-based work (flushes on age) on a quiet topic.
+var ErrIdle = errors.New("no message for a while")
+
+// Control tells the pipeline about partition ownership. Exactly one of
+// Resume and Done is set.
+type Control struct {
+	// Partitions were just assigned to this instance. The pipeline replies
+	// on Resume with the next offset to read for each (a missing entry
+	// means the group's committed offset, else the configured start).
+	Partitions []string
+	Resume     chan<- map[string]int64
+	// Done is set when this instance is about to give up all its
+	// partitions (rebalance): the pipeline flushes and checkpoints them,
+	// then replies on Done.
+	Done chan<- error
+}
+
+// KafkaConfig configures a Kafka source.
+type KafkaConfig struct {
+	Brokers  []string
+	Topics   []string
+	Group    string // consumer group id
+	ClientID string // default "lakehouse-exporter"
+	// StartAt is where a partition without committed offset starts:
+	// "earliest" (default) or "latest".
+	StartAt  string
+	MinBytes int           // default 1
+	MaxBytes int           // default 16 MiB
+	MaxWait  time.Duration // longest a fetch waits for MinBytes; default 500ms
+	// RebalanceTimeout bounds how long a rebalance waits for this instance
+	// to flush and checkpoint the partitions it gives up; default 60s.
+	RebalanceTimeout time.Duration
+	// Dialer carries TLS and SASL settings; nil means plain TCP.
+	Dialer *kafka.Dialer
+	// Once stops each partition at the high watermark seen when it was
+	// assigned; Next returns io.EOF when all are drained.
+	Once   bool
+	Logger *slog.Logger
+}
+
+// Validate reports every problem at once. kafka-go panics on some bad
+// settings, so nothing is built before this passes.
+func (c *KafkaConfig) Validate() error {
+	var p []string
+	if len(c.Brokers) == 0 {
+		p = append(p, "no brokers (want kafka://HOST:PORT[,HOST:PORT]/TOPIC)")
+	}
+	for _, b := range c.Brokers {
+		if _, port, err := net.SplitHostPort(b); err != nil || port == "" {
+			p = append(p, fmt.Sprintf("broker %q is not HOST:PORT", b))
+		}
+	}
+	if len(c.Topics) == 0 {
+		p = append(p, "no topic (want kafka://HOST:PORT/TOPIC[,TOPIC])")
+	}
+	if c.Group == "" {
+		p = append(p, "no consumer group (add ?group=NAME)")
+	}
+	switch c.StartAt {
+	case "", "earliest", "latest":
+	default:
+		p = append(p, fmt.Sprintf("start position %q is not earliest or latest", c.StartAt))
+	}
+	if c.MinBytes < 0 || c.MaxBytes < 0 || (c.MaxBytes > 0 && c.MinBytes > c.MaxBytes) {
+		p = append(p, "fetch sizes: want 0 <= min bytes <= max bytes")
+	}
+	if len(p) > 0 {
+		return errors.New("kafka source: " + strings.Join(p, "; "))
+	}
+	return nil
+}
+
+// ParseKafkaURL reads kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC]?group=NAME[&start=earliest|latest][&client_id=ID].
+func ParseKafkaURL(spec string) (KafkaConfig, error) {
+	rest, ok := strings.CutPrefix(spec, "kafka://")
+	if !ok {
+		return KafkaConfig{}, fmt.Errorf("%q is not a kafka:// URL", spec)
+	}
+	rest, query, _ := strings.Cut(rest, "?")
+	hosts, topics, _ := strings.Cut(rest, "/")
+	c := KafkaConfig{}
+	for _, h := range strings.Split(hosts, ",") {
+		if h != "" {
+			c.Brokers = append(c.Brokers, h)
+		}
+	}
+	for _, t := range strings.Split(topics, ",") {
+		if t != "" {
+			c.Topics = append(c.Topics, t)
+		}
+	}
+	for _, kv := range strings.Split(query, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "group":
+			c.Group = v
+		case "start":
+			c.StartAt = v
+		case "client_id":
+			c.ClientID = v
+		case "":
+		default:
+			return c, fmt.Errorf("kafka URL: unknown parameter %q (known: group, start, client_id)", k)
+		}
+	}
+	return c, c.Validate()
+}
+
+// KafkaPartitionName is the partition name used in file names and
+// checkpoints: TOPIC-PARTITION.
+func KafkaPartitionName(topic string, partition int) string {
+	return topic + "-" + strconv.Itoa(partition)
+}
+
+type kafkaEvent struct {
+	msg  *Message
+	ctl  *Control
+	eof  bool
+	err  error
+	done func() // called once the event was handed out
+}
+
+// Kafka consumes topics in a consumer group. Offsets are never committed
+// automatically: Ack commits what the caller says is durable.
+type Kafka struct {
+	cfg    KafkaConfig
+	log    *slog.Logger
+	cg     *kafka.ConsumerGroup
+	events chan kafkaEvent
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu  sync.Mutex
+	gen *kafka.Generation
+	cur Message
+}
+
+// NewKafka joins the consumer group and starts consuming.
+func NewKafka(cfg KafkaConfig) (*Kafka, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.ClientID == "" {
+		cfg.ClientID = "lakehouse-exporter"
+	}
+	if cfg.MaxBytes == 0 {
+		cfg.MaxBytes = 16 << 20
+	}
+	if cfg.MinBytes == 0 {
+		cfg.MinBytes = 1
+	}
+	if cfg.MaxWait == 0 {
+		cfg.MaxWait = 500 * time.Millisecond
+	}
+	if cfg.RebalanceTimeout == 0 {
+		cfg.RebalanceTimeout = 60 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Dialer == nil {
+		cfg.Dialer = &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true}
+	}
+	cfg.Dialer.ClientID = cfg.ClientID
+	start := kafka.FirstOffset
+	if cfg.StartAt == "latest" {
+		start = kafka.LastOffset
+	}
+	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
+		ID: cfg.Group, Brokers: cfg.Brokers, Topics: cfg.Topics, Dialer: cfg.Dialer, StartOffset: start,
+		RebalanceTimeout: cfg.RebalanceTimeout, HeartbeatInterval: time.Second, SessionTimeout: 10 * time.Second,
+		PartitionWatchInterval: 5 * time.Second, JoinGroupBackoff: 500 * time.Millisecond,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kafka consumer group %s: %w", cfg.Group, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	k := &Kafka{cfg: cfg, log: cfg.Logger, cg: cg, events: make(chan kafkaEvent, 256), cancel: cancel}
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		k.run(ctx)
+	}()
+	return k, nil
+}
+
+// Next returns the next message or control event. It returns ErrIdle after
+// a second without events, and io.EOF in Once mode when every assigned
+// partition is drained.
+func (k *Kafka) Next(ctx context.Context) (*Message, error) {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case ev := <-k.events:
+		if ev.err != nil {
+			return nil, ev.err
+		}
+		if ev.eof {
+			return nil, errEOF
+		}
+		if ev.ctl != nil {
+			return &Message{Control: ev.ctl}, nil
+		}
+		k.cur = *ev.msg
+		return &k.cur, nil
+	case <-t.C:
+		return nil, ErrIdle
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Ack commits offsets: offsets[partition] is the last offset that is
+// durable, so the group resumes after it.
+func (k *Kafka) Ack(ctx context.Context, offsets map[string]int64) error {
+	k.mu.Lock()
+	gen := k.gen
+	k.mu.Unlock()
+	if gen == nil || len(offsets) == 0 {
+		return nil
+	}
+	commit := map[string]map[int]int64{}
+	for name, off := range offsets {
+		i := strings.LastIndexByte(name, '-')
+		p, err := strconv.Atoi(name[i+1:])
+		if i < 0 || err != nil {
+			continue
+		}
+		topic := name[:i]
+		if commit[topic] == nil {
+			commit[topic] = map[int]int64{}
+		}
+		commit[topic][p] = off + 1
+	}
+	if err := gen.CommitOffsets(commit); err != nil {
+		// The checkpoint in the sink is the truth; a failed commit only
+		// means more records are read again and skipped.
+		k.log.Warn("kafka offset commit failed; the sink checkpoint still holds", "error", err)
+	}
+	return nil
+}
+
+// Close leaves the group.
+func (k *Kafka) Close() error {
+	k.cancel()
+	err := k.cg.Close()
+	k.wg.Wait()
+	return err
+}
+
+func (k *Kafka) emit(ctx context.Context, ev kafkaEvent) bool {
+	select {
+	case k.events <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (k *Kafka) run(ctx context.Context) {
+	for {
+		gen, err := k.cg.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed) {
+				return
+			}
+			k.log.Warn("kafka group join failed; retrying", "group", k.cfg.Group, "error", err)
+			select {
+			case <-time.After(time.Second):
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		k.mu.Lock()
+		k.gen = gen
+		k.mu.Unlock()
+		if !k.generation(ctx, gen) {
+			return
+		}
+	}
+}
+
+// generation serves one group generation. It returns false when the source
+// is closing.
+func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation) bool {
+	type assigned struct {
+		topic string
+		kafka.PartitionAssignment
+		name string
+	}
+	var parts []assigned
+	var names []string
+	for topic, as := range gen.Assignments {
+		for _, a := range as {
+			n := KafkaPartitionName(topic, a.ID)
+			parts = append(parts, assigned{topic, a, n})
+			names = append(names, n)
+		}
+	}
+	k.log.Info("kafka partitions assigned", "group", k.cfg.Group, "generation", gen.ID, "partitions", names)
+	reply := make(chan map[string]int64, 1)
+	if !k.emit(ctx, kafkaEvent{ctl: &Control{Partitions: names, Resume: reply}}) {
+		return false
+	}
+	var resume map[string]int64
+	select {
+	case resume = <-reply:
+	case <-ctx.Done():
+		return false
+	}
+
+	var drained sync.WaitGroup
+	genDone := make(chan struct{})
+	for _, p := range parts {
+		start := p.Offset
+		if off, ok := resume[p.name]; ok {
+			start = off
+		}
+		hw := int64(-1)
+		if k.cfg.Once {
+			var err error
+			if hw, err = k.highWatermark(ctx, p.topic, p.ID); err != nil {
+				k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: read high watermark: %w", p.name, err)})
+				return false
+			}
+			drained.Add(1)
+		}
+		gen.Start(func(gctx context.Context) {
+			k.consume(gctx, p.topic, p.ID, p.name, start, hw, &drained)
+		})
+	}
+	// The watcher holds the generation open (kafka-go rejoins only after
+	// every started function returned) until the pipeline has flushed and
+	// checkpointed the partitions this instance is giving up.
+	gen.Start(func(gctx context.Context) {
+		defer close(genDone)
+		<-gctx.Done()
+		if ctx.Err() != nil {
+			return
+		}
+		done := make(chan error, 1)
+		if !k.emit(ctx, kafkaEvent{ctl: &Control{Done: done}}) {
+			return
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	})
+	if k.cfg.Once {
+		allDrained := make(chan struct{})
+		go func() { drained.Wait(); close(allDrained) }()
+		select {
+		case <-allDrained:
+			k.emit(ctx, kafkaEvent{eof: true})
+			<-ctx.Done()
+			return false
+		case <-genDone:
+			return ctx.Err() == nil
+		case <-ctx.Done():
+			return false
+		}
+	}
+	select {
+	case <-genDone:
+		return ctx.Err() == nil
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (k *Kafka) consume(ctx context.Context, topic string, partition int, name string, start, hw int64, drained *sync.WaitGroup) {
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: k.cfg.Brokers, Topic: topic, Partition: partition, Dialer: k.cfg.Dialer,
+		MinBytes: k.cfg.MinBytes, MaxBytes: k.cfg.MaxBytes, MaxWait: k.cfg.MaxWait})
+	defer r.Close()
+	signalled := false
+	signal := func() {
+		if hw >= 0 && !signalled {
+			signalled = true
+			drained.Done()
+		}
+	}
+	defer signal()
+	if err := r.SetOffset(start); err != nil {
+		k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: seek to %d: %w", name, start, err)})
+		return
+	}
+	if hw >= 0 && (start >= hw || hw == 0) && start >= 0 {
+		signal()
+		<-ctx.Done()
+		return
+	}
+	for {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: fetch: %w", name, err)})
+			}
+			return
+		}
+		msg := &Message{Value: m.Value, Partition: name, Offset: m.Offset, Position: name + "@" + strconv.FormatInt(m.Offset, 10), Size: int64(len(m.Value))}
+		if !k.emit(ctx, kafkaEvent{msg: msg}) {
+			return
+		}
+		if hw >= 0 && m.Offset >= hw-1 {
+			signal()
+			<-ctx.Done()
+			return
+		}
+	}
+}
+
+func (k *Kafka) highWatermark(ctx context.Context, topic string, partition int) (int64, error) {
+	var lastErr error
+	for _, b := range k.cfg.Brokers {
+		conn, err := k.cfg.Dialer.DialLeader(ctx, "tcp", b, topic, partition)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		defer conn.Close()
+		return conn.ReadLastOffset()
+	}
+	return 0, lastErr
+}
+
+// PerPartitionCatalog tells the pipeline that partitions resume from a
+// stored offset, so each keeps its own schema catalog in its checkpoint.
+func (k *Kafka) PerPartitionCatalog() bool { return true }
