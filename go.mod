@@ -14,6 +14,7 @@ require (
 	github.com/buger/jsonparser v1.6.1
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/segmentio/kafka-go v0.4.51
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sync v0.22.0
@@ -49,6 +50,9 @@ require (
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/xdg-go/pbkdf2 v1.0.0 // indirect
+	github.com/xdg-go/scram v1.1.2 // indirect
+	github.com/xdg-go/stringprep v1.0.4 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/net v0.58.0 // indirect

@@ -265,8 +265,10 @@ func (d *Qlik) metadataMessage(msg []byte, rec *Record) error {
 	if len(m.TableStructure.TableColumns) == 0 {
 		return Rejectf(ReasonBadMetadata, "metadata message for %s has no tableStructure.tableColumns", rec.Table)
 	}
-	if len(m.Lineage.TableVersion) > 0 {
-		v, err := strconv.ParseInt(strings.Trim(string(m.Lineage.TableVersion), `"`), 10, 64)
+	// Like the headers of full-load messages, a null or empty tableVersion
+	// means there is none.
+	if tv := string(m.Lineage.TableVersion); tv != "" && tv != "null" && tv != `""` {
+		v, err := strconv.ParseInt(strings.Trim(tv, `"`), 10, 64)
 		if err != nil {
 			return Rejectf(ReasonBadMetadata, "lineage.tableVersion %s is not an integer", m.Lineage.TableVersion)
 		}
@@ -343,7 +345,12 @@ type Auto struct {
 	Qlik       *Qlik
 }
 
-var qlikKeys = map[string]bool{"magic": true, "headers": true, "lineage": true, "tableStructure": true, "beforeData": true}
+// qlikKeys are top-level keys that only Qlik messages have. beforeData is
+// not one of them: every Qlik data message has headers anyway, and
+// "beforeData" is a likely custom name for GoldenGate's before image
+// (GoldenGateNames.Before), whose records must not be sent to the Qlik
+// decoder.
+var qlikKeys = map[string]bool{"magic": true, "headers": true, "lineage": true, "tableStructure": true}
 
 // Decode dispatches to the decoder of the message's format. Anything that
 // is not recognisably Qlik goes to the GoldenGate decoder, which reports

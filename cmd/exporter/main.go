@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +26,10 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
+	"github.com/robfig/cron/v3"
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
 // Exit codes.
@@ -39,12 +45,25 @@ type cli struct {
 }
 
 type runCmd struct {
-	Source string `help:"Where records come from: file:PATH[,PATH...] (gzip read transparently; - is stdin) or stdin." required:""`
+	Source string `help:"Where records come from: file:PATH[,PATH...] (gzip read transparently; - is stdin), stdin, or kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC]?group=NAME." required:""`
 	Sink   string `help:"Where files go: file://DIR or s3://BUCKET/PREFIX." default:"file://./lake"`
 	Format string `help:"Input format: goldengate, qlik, or auto (chosen per message, so both can share a stream)." default:"auto" enum:"auto,goldengate,qlik"`
-	Once   bool   `help:"Drain the source, flush, checkpoint and exit (file sources always end at EOF)."`
+	Once   bool   `help:"Drain the source (Kafka: up to the high watermark seen at start), flush, checkpoint, commit and exit. File sources always end at EOF."`
 
-	Schedule string `help:"Cron schedule for batch drains (needs a Kafka source; not available yet)."`
+	Schedule         string `help:"Cron schedule (5 fields, or 6 with seconds first, or @every 1h): keep running and do one --once drain per tick, never two at once."`
+	ScheduleTimezone string `help:"Time zone of --schedule." default:"UTC"`
+
+	KafkaClientID    string        `name:"kafka-client-id" help:"Kafka client id." default:"lakehouse-exporter"`
+	KafkaStart       string        `name:"kafka-start" help:"Where a partition without committed offset starts: earliest or latest." default:"earliest" enum:"earliest,latest"`
+	KafkaMinBytes    int           `name:"kafka-min-bytes" help:"Fetch at least this many bytes (or wait --kafka-max-wait)." default:"1"`
+	KafkaMaxBytes    int           `name:"kafka-max-bytes" help:"Fetch at most this many bytes per request." default:"16777216"`
+	KafkaMaxWait     time.Duration `name:"kafka-max-wait" help:"Longest a fetch waits for --kafka-min-bytes." default:"500ms"`
+	KafkaTLS         bool          `name:"kafka-tls" help:"Connect to the brokers over TLS."`
+	KafkaTLSCA       string        `name:"kafka-tls-ca" help:"PEM file of CAs to trust for the brokers." type:"existingfile"`
+	KafkaTLSInsecure bool          `name:"kafka-tls-insecure" help:"Do not verify the brokers' certificates (tests only)."`
+	KafkaSASL        string        `name:"kafka-sasl" help:"SASL mechanism: none, plain, scram-sha-256 or scram-sha-512." default:"none" enum:"none,plain,scram-sha-256,scram-sha-512"`
+	KafkaUsername    string        `name:"kafka-username" help:"SASL user name."`
+	KafkaPassword    string        `name:"kafka-password" help:"SASL password; prefer the environment (EXPORTER_KAFKA_PASSWORD)."`
 
 	MaxRejects     int   `help:"Fail the run (exit 1) once more than N records were rejected; -1 means no limit." default:"-1"`
 	MaxRecordBytes int   `help:"Largest accepted record; longer ones go to the dead-letter output." default:"16777216"`
@@ -140,12 +159,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func (r *runCmd) execute(stdin io.Reader, stdout, stderr io.Writer) int {
 	logger := newLogger(stderr, r.LogFormat, r.LogLevel)
-	cfg, closeAll, err := r.pipelineConfig(stdin, logger)
+	cfg, openSrc, err := r.pipelineConfig(stdin, logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "exporter: bad configuration:", err)
 		return exitUsage
 	}
-	defer closeAll()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if c, ok := cfg.Store.(checker); ok {
@@ -160,30 +178,78 @@ func (r *runCmd) execute(stdin io.Reader, stdout, stderr io.Writer) int {
 			return exitFailure
 		}
 	}
-	logger.Info("export starting", "source", r.Source, "sink", cfg.Store.String(), "format", r.Format)
+	if r.Schedule != "" {
+		return r.scheduled(ctx, cfg, openSrc, logger, stdout, stderr)
+	}
+	if err := r.drain(ctx, cfg, openSrc, r.Once, logger, stdout); err != nil {
+		fmt.Fprintln(stderr, "exporter:", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// drain runs the pipeline once over a freshly opened source. Shutdown on
+// SIGINT/SIGTERM, in order: stop fetching, flush every buffer, upload,
+// write the checkpoints, commit the Kafka offsets, leave the group.
+func (r *runCmd) drain(ctx context.Context, cfg pipeline.Config, openSrc func(once bool) (source.Source, error), once bool, logger *slog.Logger, stdout io.Writer) error {
+	src, err := openSrc(once)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	cfg.Source = src
+	logger.Info("export starting", "source", redactSource(r.Source), "sink", cfg.Store.String(), "format", r.Format, "once", once)
 	sum, err := pipeline.Run(ctx, cfg)
 	printSummary(stdout, sum)
 	if err != nil {
 		logger.Error("export failed", "error", err)
-		fmt.Fprintln(stderr, "exporter:", err)
-		return exitFailure
+		return err
 	}
 	logger.Info("export finished", "records", sum.Records, "rejected", sum.Rejected, "files", sum.Files, "seconds", sum.Elapsed.Seconds())
+	return nil
+}
+
+// scheduled keeps the process up and drains the source on every tick of
+// the cron schedule; a tick that comes while a drain still runs is skipped.
+func (r *runCmd) scheduled(ctx context.Context, cfg pipeline.Config, openSrc func(bool) (source.Source, error), logger *slog.Logger, stdout, stderr io.Writer) int {
+	loc, err := time.LoadLocation(r.ScheduleTimezone)
+	if err != nil {
+		fmt.Fprintln(stderr, "exporter: --schedule-timezone:", err)
+		return exitUsage
+	}
+	parser := cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	sched, err := parser.Parse(r.Schedule)
+	if err != nil {
+		fmt.Fprintln(stderr, "exporter: --schedule:", err)
+		return exitUsage
+	}
+	c := cron.New(cron.WithLocation(loc), cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
+	c.Schedule(sched, cron.FuncJob(func() {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := r.drain(ctx, cfg, openSrc, true, logger, stdout); err != nil {
+			logger.Error("scheduled drain failed; the next tick tries again", "error", err)
+		}
+	}))
+	logger.Info("waiting for the schedule", "schedule", r.Schedule, "timezone", loc.String(), "next", sched.Next(time.Now().In(loc)))
+	c.Start()
+	<-ctx.Done()
+	<-c.Stop().Done() // let a running drain finish its shutdown
 	return exitOK
 }
 
 // pipelineConfig checks every option and reports all problems at once.
-func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.Config, func(), error) {
+func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.Config, func(once bool) (source.Source, error), error) {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	cfg := pipeline.Config{
 		MaxRejects: r.MaxRejects, HoldMaxRecords: r.HoldMaxRecords, HoldMaxBytes: r.HoldMaxBytes, HoldMaxAge: r.HoldMaxAge,
 		ProgressEvery: r.ProgressEvery, Logger: logger, UploadWorkers: r.UploadWorkers, UploadQueueBytes: r.UploadQueueBytes,
 	}
-	closeAll := func() {}
 
-	if r.Schedule != "" {
-		add("--schedule: schedules need a Kafka source, which is not available yet")
+	if r.Schedule != "" && r.Once {
+		add("--schedule and --once exclude each other: a schedule runs one --once drain per tick")
 	}
 	names := cdc.GoldenGateNames{QualTable: r.GGQualTableField, OpType: r.GGOpTypeField, OpTS: r.GGOpTSField, XID: r.GGXIDField,
 		Pos: r.GGPosField, Before: r.GGBeforeField, After: r.GGAfterField, Insert: r.GGOpInsert, Update: r.GGOpUpdate,
@@ -227,31 +293,106 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 		cfg.Store = st
 	}
 
-	src, err := openSource(r.Source, r.MaxRecordBytes, stdin)
+	openSrc, err := r.sourceOpener(stdin, logger)
 	if err != nil {
 		add("--source: %v", err)
-	} else {
-		cfg.Source = src
-		closeAll = func() { src.Close() }
 	}
 	if len(problems) > 0 {
-		closeAll()
-		return cfg, func() {}, errors.New(strings.Join(problems, "\n  "))
+		return cfg, nil, errors.New(strings.Join(problems, "\n  "))
 	}
-	return cfg, closeAll, nil
+	return cfg, openSrc, nil
 }
 
-func openSource(spec string, maxRecordBytes int, stdin io.Reader) (source.Source, error) {
+// sourceOpener checks the source settings and returns how to open the
+// source for one drain.
+func (r *runCmd) sourceOpener(stdin io.Reader, logger *slog.Logger) (func(once bool) (source.Source, error), error) {
+	spec := r.Source
 	switch {
 	case spec == "stdin" || spec == "-":
-		return source.NewFiles([]string{"-"}, maxRecordBytes, stdin)
+		return func(bool) (source.Source, error) { return source.NewFiles([]string{"-"}, r.MaxRecordBytes, stdin) }, nil
 	case strings.HasPrefix(spec, "file:"):
 		paths := strings.Split(strings.TrimPrefix(strings.TrimPrefix(spec, "file:"), "//"), ",")
-		return source.NewFiles(paths, maxRecordBytes, stdin)
+		if _, err := source.NewFiles(paths, r.MaxRecordBytes, stdin); err != nil {
+			return nil, err
+		}
+		return func(bool) (source.Source, error) { return source.NewFiles(paths, r.MaxRecordBytes, stdin) }, nil
 	case strings.HasPrefix(spec, "kafka://"):
-		return nil, errors.New("Kafka sources are not available yet; use file:PATH or stdin")
+		kc, err := source.ParseKafkaURL(spec)
+		if err != nil {
+			return nil, err
+		}
+		if kc.ClientID == "" {
+			kc.ClientID = r.KafkaClientID
+		}
+		if kc.StartAt == "" {
+			kc.StartAt = r.KafkaStart
+		}
+		kc.MinBytes, kc.MaxBytes, kc.MaxWait, kc.Logger = r.KafkaMinBytes, r.KafkaMaxBytes, r.KafkaMaxWait, logger
+		if kc.Dialer, err = r.kafkaDialer(); err != nil {
+			return nil, err
+		}
+		if err := kc.Validate(); err != nil {
+			return nil, err
+		}
+		return func(once bool) (source.Source, error) {
+			c := kc
+			c.Once = once
+			return source.NewKafka(c)
+		}, nil
 	}
-	return nil, fmt.Errorf("%q is not a source (want file:PATH[,PATH...] or stdin)", spec)
+	return nil, fmt.Errorf("%q is not a source (want file:PATH[,PATH...], stdin or kafka://HOST:PORT/TOPIC?group=NAME)", spec)
+}
+
+func (r *runCmd) kafkaDialer() (*kafka.Dialer, error) {
+	d := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true}
+	if r.KafkaTLS || r.KafkaTLSCA != "" {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: r.KafkaTLSInsecure}
+		if r.KafkaTLSCA != "" {
+			pem, err := os.ReadFile(r.KafkaTLSCA)
+			if err != nil {
+				return nil, fmt.Errorf("--kafka-tls-ca: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--kafka-tls-ca %s holds no PEM certificate", r.KafkaTLSCA)
+			}
+			tc.RootCAs = pool
+		}
+		d.TLS = tc
+	}
+	if r.KafkaSASL != "none" && (r.KafkaUsername == "" || r.KafkaPassword == "") {
+		return nil, fmt.Errorf("--kafka-sasl %s needs --kafka-username and --kafka-password", r.KafkaSASL)
+	}
+	switch r.KafkaSASL {
+	case "plain":
+		d.SASLMechanism = plain.Mechanism{Username: r.KafkaUsername, Password: r.KafkaPassword}
+	case "scram-sha-256", "scram-sha-512":
+		algo := scram.SHA256
+		if r.KafkaSASL == "scram-sha-512" {
+			algo = scram.SHA512
+		}
+		m, err := scram.Mechanism(algo, r.KafkaUsername, r.KafkaPassword)
+		if err != nil {
+			return nil, fmt.Errorf("--kafka-sasl: %w", err)
+		}
+		d.SASLMechanism = m
+	}
+	return d, nil
+}
+
+// redactSource drops anything after '?' but the group, so that no secret
+// put in a URL reaches the logs.
+func redactSource(spec string) string {
+	base, query, ok := strings.Cut(spec, "?")
+	if !ok {
+		return spec
+	}
+	for _, kv := range strings.Split(query, "&") {
+		if strings.HasPrefix(kv, "group=") {
+			return base + "?" + kv
+		}
+	}
+	return base
 }
 
 // sink is what the command needs from a store: the pipeline's needs plus
