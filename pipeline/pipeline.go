@@ -211,6 +211,9 @@ func (r *runner) loop(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil // a requested stop; finish commits what was read
+			}
 			return fmt.Errorf("read input: %w", err)
 		}
 		if m.Control != nil {

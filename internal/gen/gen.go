@@ -5,6 +5,7 @@ package gen
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"math/rand/v2"
 	"strconv"
@@ -25,6 +26,17 @@ type Options struct {
 	UpdateRatio, DeleteRatio float64
 	// Start is op_ts of the first record; records are 10ms apart.
 	Start time.Time
+	// Track fills Stats.Expected.
+	Track bool
+	// Lines, when set, receives each line written (a copy).
+	Lines *[][]byte
+}
+
+// Expected is what the lake must hold for one DML record.
+type Expected struct {
+	Table string
+	Op    string
+	ID    int64
 }
 
 // Stats counts what a stream contains.
@@ -35,6 +47,7 @@ type Stats struct {
 	DDL        int
 	Bytes      int64
 	TableNames []string
+	Expected   map[string]Expected // by pos, when Options.Track
 }
 
 type table struct {
@@ -72,6 +85,20 @@ func Write(w io.Writer, o Options) (Stats, error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	cw := &countWriter{w: bw}
 	st := Stats{ByTable: map[string]int{}, ByTableOp: map[string]map[string]int{}}
+	if o.Track {
+		st.Expected = map[string]Expected{}
+	}
+	emit := func(b []byte) {
+		cw.Write(b)
+		if o.Lines != nil {
+			// a buffer may hold several lines (DDL, schema, metadata)
+			for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+				if len(l) > 1 {
+					*o.Lines = append(*o.Lines, bytes.TrimSuffix(append([]byte(nil), l...), []byte("\n")))
+				}
+			}
+		}
+	}
 	tables := make([]*table, o.Tables)
 	var buf []byte
 	for i := range tables {
@@ -91,7 +118,7 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		st.ByTableOp[t.name] = map[string]int{}
 		buf = t.appendSchema(buf[:0])
 		buf = t.appendMetadata(buf)
-		cw.Write(buf)
+		emit(buf)
 	}
 	ts := o.Start
 	for n := 0; n < o.Records; n++ {
@@ -99,7 +126,7 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		if o.DDLEvery > 0 && n > 0 && n%o.DDLEvery == 0 {
 			buf = t.appendDDL(buf[:0], ts, n)
 			st.DDL++
-			cw.Write(buf)
+			emit(buf)
 		}
 		op := "INSERT"
 		r := rng.Float64()
@@ -108,8 +135,12 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		} else if len(t.live) > 0 && r < o.DeleteRatio+o.UpdateRatio {
 			op = "UPDATE"
 		}
-		buf = t.appendDML(buf[:0], rng, op, ts, n, o.NullRatio)
-		cw.Write(buf)
+		var id int64
+		buf, id = t.appendDML(buf[:0], rng, op, ts, n, o.NullRatio)
+		emit(buf)
+		if o.Track {
+			st.Expected["P-"+strconv.Itoa(n)] = Expected{Table: t.name, Op: op, ID: id}
+		}
 		st.DML++
 		st.ByTable[t.name]++
 		st.ByTableOp[t.name][op]++
@@ -212,7 +243,7 @@ func (t *table) appendDDL(b []byte, ts time.Time, n int) []byte {
 	return t.appendMetadata(b)
 }
 
-func (t *table) appendDML(b []byte, rng *rand.Rand, op string, ts time.Time, n int, nullRatio float64) []byte {
+func (t *table) appendDML(b []byte, rng *rand.Rand, op string, ts time.Time, n int, nullRatio float64) ([]byte, int64) {
 	var id int64
 	switch op {
 	case "INSERT":
@@ -246,7 +277,7 @@ func (t *table) appendDML(b []byte, rng *rand.Rand, op string, ts time.Time, n i
 		b = append(b, `,"after":`...)
 		b = t.appendImage(b, rng, id, ts, nullRatio)
 	}
-	return append(b, "}\n"...)
+	return append(b, "}\n"...), id
 }
 
 func (t *table) appendImage(b []byte, rng *rand.Rand, id int64, ts time.Time, nullRatio float64) []byte {

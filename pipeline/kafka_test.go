@@ -1,0 +1,209 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/kafkatest"
+	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+	"github.com/lakehouse-exporter/lakehouse-exporter/source"
+	"github.com/lakehouse-exporter/lakehouse-exporter/store"
+	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
+)
+
+// kafkaStream generates a stream and produces it to a new broker.
+func kafkaStream(t *testing.T, records, partitions int) ([]string, gen.Stats) {
+	t.Helper()
+	addrs := kafkatest.Start(t, "cdc", partitions)
+	var lines [][]byte
+	st, err := gen.Write(io.Discard, gen.Options{Records: records, Tables: 4, Seed: 11, DDLEvery: records / 3, Track: true, Lines: &lines})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Produce(t, addrs, "cdc", lines, kafkatest.TableKey)
+	return addrs, st
+}
+
+// runKafka runs the pipeline on a Kafka source until it ends (once) or ctx
+// is cancelled.
+func runKafka(ctx context.Context, t *testing.T, addrs []string, group string, once bool, st pipeline.Store, mutate func(*pipeline.Config)) (pipeline.Summary, error) {
+	return runKafkaLogged(ctx, t, addrs, group, once, st, mutate, nil)
+}
+
+func runKafkaLogged(ctx context.Context, t *testing.T, addrs []string, group string, once bool, st pipeline.Store, mutate func(*pipeline.Config), log *slog.Logger) (pipeline.Summary, error) {
+	src, err := source.NewKafka(source.KafkaConfig{Brokers: addrs, Topics: []string{"cdc"}, Group: group, Once: once, MaxWait: 100 * time.Millisecond, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	cfg := pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0,
+		Schema: arrowschema.Options{BeforeImage: true}, Writer: writer.Config{Allocator: mem, MaxRows: 700}}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	sum, err := pipeline.Run(ctx, cfg)
+	mem.AssertSize(t, 0)
+	return sum, err
+}
+
+// checkExactlyOnce reads the lake with DuckDB: every DML record of the
+// stream is there exactly once, in its table, with its op and key.
+func checkExactlyOnce(t *testing.T, dir string, st gen.Stats) {
+	t.Helper()
+	db := openDuck(t)
+	var got int
+	for _, table := range st.TableNames {
+		rows := query(t, db, `SELECT pos, op_type, ID, count(*) OVER (PARTITION BY pos) FROM `+lakeGlob(dir, table))
+		for _, r := range rows {
+			pos, op := r[0].(string), r[1].(string)
+			want, ok := st.Expected[pos]
+			if !ok {
+				t.Fatalf("%s: unexpected pos %s", table, pos)
+			}
+			if r[3].(int64) != 1 {
+				t.Fatalf("pos %s appears %d times", pos, r[3])
+			}
+			if want.Table != table || want.Op != op || fmt.Sprint(r[2]) != strconv.FormatInt(want.ID, 10) {
+				t.Fatalf("pos %s: got %s %s ID %v, want %+v", pos, table, op, r[2], want)
+			}
+			got++
+		}
+	}
+	if got != st.DML {
+		t.Fatalf("lake holds %d DML rows, the stream has %d", got, st.DML)
+	}
+}
+
+// TestKafkaOnceDrainsAndCommits: --once reads every partition up to the
+// high watermark seen at start, writes it all and exits; a second --once
+// with no new data reads and writes nothing.
+func TestKafkaOnceDrainsAndCommits(t *testing.T) {
+	addrs, st := kafkaStream(t, 6000, 3)
+	dir := t.TempDir()
+	local, _ := store.NewLocal(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sum, err := runKafka(ctx, t, addrs, "g-once", true, local, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rejected != 0 {
+		t.Fatalf("rejected %d", sum.Rejected)
+	}
+	checkExactlyOnce(t, dir, st)
+	files := len(dataFiles(t, dir))
+	again, err := runKafka(ctx, t, addrs, "g-once", true, local, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Records != 0 || again.Files != 0 || len(dataFiles(t, dir)) != files {
+		t.Errorf("second --once read %d records and wrote %d files", again.Records, again.Files)
+	}
+}
+
+// TestKafkaResumesFromTheSinkCheckpoint: a new consumer group (no Kafka
+// offsets at all) still continues where the sink's checkpoint says,
+// since the checkpoint, not the Kafka commit, is the truth.
+func TestKafkaResumesFromTheSinkCheckpoint(t *testing.T) {
+	addrs, st := kafkaStream(t, 3000, 2)
+	dir := t.TempDir()
+	local, _ := store.NewLocal(dir)
+	ctx := context.Background()
+	if _, err := runKafka(ctx, t, addrs, "g-a", true, local, nil); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := runKafka(ctx, t, addrs, "g-b", true, local, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Files != 0 {
+		t.Errorf("a new group rewrote %d files", sum.Files)
+	}
+	checkExactlyOnce(t, dir, st)
+}
+
+// TestConsumerGroupSplitsAndFailsOver: two instances in one group share
+// the partitions; when one stops, the other takes its partitions over and
+// the combined output holds every record exactly once.
+func TestConsumerGroupSplitsAndFailsOver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for consumer-group rebalances")
+	}
+	addrs := kafkatest.Start(t, "cdc", 4)
+	var all [][]byte
+	st, _ := gen.Write(io.Discard, gen.Options{Records: 16000, Tables: 6, Seed: 5, Track: true, Lines: &all})
+	half := len(all) / 2
+
+	dir := t.TempDir()
+	local, _ := store.NewLocal(dir)
+	fast := func(c *pipeline.Config) { c.Writer.MaxAge = 300 * time.Millisecond }
+	ctxA, stopA := context.WithCancel(context.Background())
+	ctxB, stopB := context.WithCancel(context.Background())
+	defer stopA()
+	defer stopB()
+	var wg sync.WaitGroup
+	var sumA, sumB pipeline.Summary
+	var errA, errB error
+	logA, logB := &assignments{}, &assignments{}
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		sumA, errA = runKafkaLogged(ctxA, t, addrs, "g-pair", false, local, fast, slog.New(logA))
+	}()
+	go func() {
+		defer wg.Done()
+		sumB, errB = runKafkaLogged(ctxB, t, addrs, "g-pair", false, local, fast, slog.New(logB))
+	}()
+	waitFor(t, 60*time.Second, "both instances to own partitions", func() bool {
+		return len(logA.get()) > 0 && len(logB.get()) > 0 && len(logA.get())+len(logB.get()) == 4
+	})
+	kafkatest.Produce(t, addrs, "cdc", all[:half], kafkatest.TableKey)
+	time.Sleep(2 * time.Second)
+	stopA() // A leaves; B gets A's partitions and what is produced next
+	kafkatest.Produce(t, addrs, "cdc", all[half:], kafkatest.TableKey)
+	waitFor(t, 90*time.Second, "every row", func() bool { return countRows(t, dir) >= st.DML })
+	stopB()
+	wg.Wait()
+	if errA != nil || errB != nil {
+		t.Fatalf("instance errors: %v / %v", errA, errB)
+	}
+	if sumA.Records == 0 || sumB.Records == 0 {
+		t.Errorf("the partitions were not split: A read %d, B read %d", sumA.Records, sumB.Records)
+	}
+	if got := logB.get(); len(got) != 4 {
+		t.Errorf("after A left, B owns %v, want all 4 partitions", got)
+	}
+	checkExactlyOnce(t, dir, st)
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func countRows(t *testing.T, dir string) int {
+	if len(dataFiles(t, dir)) == 0 {
+		return 0
+	}
+	db := openDuck(t)
+	rows := query(t, db, `SELECT count(*) FROM `+lakeGlob(dir, ""))
+	return int(rows[0][0].(int64))
+}
