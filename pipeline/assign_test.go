@@ -39,3 +39,14 @@ func (a *assignments) get() []string {
 	defer a.mu.Unlock()
 	return a.cur
 }
+
+// tee also writes every record to h (for debugging a failing test).
+type tee struct {
+	*assignments
+	h slog.Handler
+}
+
+func (t tee) Handle(ctx context.Context, r slog.Record) error {
+	t.assignments.Handle(ctx, r)
+	return t.h.Handle(ctx, r)
+}

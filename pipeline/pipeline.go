@@ -196,10 +196,14 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	return r.sum, err
 }
 
-func (r *runner) loop(ctx context.Context) error {
+// loop reads until the source ends or stopCtx is cancelled. A stop only
+// ends fetching: the record in hand is processed with a context that is
+// not cancelled, so a shutdown never leaves half-done work.
+func (r *runner) loop(stopCtx context.Context) error {
+	ctx := context.WithoutCancel(stopCtx)
 	lastAgeCheck := r.cfg.Now()
 	for {
-		m, err := r.cfg.Source.Next(ctx)
+		m, err := r.cfg.Source.Next(stopCtx)
 		if err == io.EOF {
 			return nil
 		}
@@ -211,7 +215,7 @@ func (r *runner) loop(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if stopCtx.Err() != nil {
 				return nil // a requested stop; finish commits what was read
 			}
 			return fmt.Errorf("read input: %w", err)

@@ -130,11 +130,11 @@ func KafkaPartitionName(topic string, partition int) string {
 }
 
 type kafkaEvent struct {
-	msg  *Message
-	ctl  *Control
-	eof  bool
-	err  error
-	done func() // called once the event was handed out
+	msg *Message
+	ctl *Control
+	eof bool
+	err error
+	gen int32 // generation of a message or control
 }
 
 // Kafka consumes topics in a consumer group. Offsets are never committed
@@ -150,6 +150,11 @@ type Kafka struct {
 	mu  sync.Mutex
 	gen *kafka.Generation
 	cur Message
+	// active is the generation whose messages Next hands out, -1 between
+	// a revocation and the next assignment. A partition reader can still
+	// queue a message after its generation ended; it must not reach the
+	// pipeline after the pipeline committed and forgot that partition.
+	active int32
 }
 
 // NewKafka joins the consumer group and starts consuming.
@@ -192,7 +197,7 @@ func NewKafka(cfg KafkaConfig) (*Kafka, error) {
 		return nil, fmt.Errorf("kafka consumer group %s: %w", cfg.Group, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &Kafka{cfg: cfg, log: cfg.Logger, cg: cg, events: make(chan kafkaEvent, 256), cancel: cancel}
+	k := &Kafka{cfg: cfg, log: cfg.Logger, cg: cg, events: make(chan kafkaEvent, 256), cancel: cancel, active: -1}
 	k.wg.Add(1)
 	go func() {
 		defer k.wg.Done()
@@ -207,23 +212,33 @@ func NewKafka(cfg KafkaConfig) (*Kafka, error) {
 func (k *Kafka) Next(ctx context.Context) (*Message, error) {
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
-	select {
-	case ev := <-k.events:
-		if ev.err != nil {
-			return nil, ev.err
+	for {
+		select {
+		case ev := <-k.events:
+			if ev.err != nil {
+				return nil, ev.err
+			}
+			if ev.eof {
+				return nil, errEOF
+			}
+			if ev.ctl != nil {
+				if ev.ctl.Resume != nil {
+					k.active = ev.gen
+				} else {
+					k.active = -1
+				}
+				return &Message{Control: ev.ctl}, nil
+			}
+			if ev.gen != k.active {
+				continue // fetched by a generation that has ended
+			}
+			k.cur = *ev.msg
+			return &k.cur, nil
+		case <-t.C:
+			return nil, ErrIdle
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		if ev.eof {
-			return nil, errEOF
-		}
-		if ev.ctl != nil {
-			return &Message{Control: ev.ctl}, nil
-		}
-		k.cur = *ev.msg
-		return &k.cur, nil
-	case <-t.C:
-		return nil, ErrIdle
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
 }
 
@@ -317,7 +332,7 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation) bool {
 	}
 	k.log.Info("kafka partitions assigned", "group", k.cfg.Group, "generation", gen.ID, "partitions", names)
 	reply := make(chan map[string]int64, 1)
-	if !k.emit(ctx, kafkaEvent{ctl: &Control{Partitions: names, Resume: reply}}) {
+	if !k.emit(ctx, kafkaEvent{ctl: &Control{Partitions: names, Resume: reply}, gen: gen.ID}) {
 		return false
 	}
 	var resume map[string]int64
@@ -344,7 +359,7 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation) bool {
 			drained.Add(1)
 		}
 		gen.Start(func(gctx context.Context) {
-			k.consume(gctx, p.topic, p.ID, p.name, start, hw, &drained)
+			k.consume(gctx, gen.ID, p.topic, p.ID, p.name, start, hw, &drained)
 		})
 	}
 	// The watcher holds the generation open (kafka-go rejoins only after
@@ -357,7 +372,7 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation) bool {
 			return
 		}
 		done := make(chan error, 1)
-		if !k.emit(ctx, kafkaEvent{ctl: &Control{Done: done}}) {
+		if !k.emit(ctx, kafkaEvent{ctl: &Control{Done: done}, gen: gen.ID}) {
 			return
 		}
 		select {
@@ -387,7 +402,7 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation) bool {
 	}
 }
 
-func (k *Kafka) consume(ctx context.Context, topic string, partition int, name string, start, hw int64, drained *sync.WaitGroup) {
+func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partition int, name string, start, hw int64, drained *sync.WaitGroup) {
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: k.cfg.Brokers, Topic: topic, Partition: partition, Dialer: k.cfg.Dialer,
 		MinBytes: k.cfg.MinBytes, MaxBytes: k.cfg.MaxBytes, MaxWait: k.cfg.MaxWait})
 	defer r.Close()
@@ -417,7 +432,7 @@ func (k *Kafka) consume(ctx context.Context, topic string, partition int, name s
 			return
 		}
 		msg := &Message{Value: m.Value, Partition: name, Offset: m.Offset, Position: name + "@" + strconv.FormatInt(m.Offset, 10), Size: int64(len(m.Value))}
-		if !k.emit(ctx, kafkaEvent{msg: msg}) {
+		if !k.emit(ctx, kafkaEvent{msg: msg, gen: genID}) {
 			return
 		}
 		if hw >= 0 && m.Offset >= hw-1 {
