@@ -47,6 +47,9 @@ type KafkaConfig struct {
 	// RebalanceTimeout bounds how long a rebalance waits for this instance
 	// to flush and checkpoint the partitions it gives up; default 60s.
 	RebalanceTimeout time.Duration
+	// SessionTimeout is how long the group waits for a silent member
+	// (a crashed instance) before giving its partitions away; default 10s.
+	SessionTimeout time.Duration
 	// Dialer carries TLS and SASL settings; nil means plain TCP.
 	Dialer *kafka.Dialer
 	// Once stops each partition at the high watermark seen when it was
@@ -177,6 +180,9 @@ func NewKafka(cfg KafkaConfig) (*Kafka, error) {
 	if cfg.RebalanceTimeout == 0 {
 		cfg.RebalanceTimeout = 60 * time.Second
 	}
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = 10 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -190,7 +196,7 @@ func NewKafka(cfg KafkaConfig) (*Kafka, error) {
 	}
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID: cfg.Group, Brokers: cfg.Brokers, Topics: cfg.Topics, Dialer: cfg.Dialer, StartOffset: start,
-		RebalanceTimeout: cfg.RebalanceTimeout, HeartbeatInterval: time.Second, SessionTimeout: 10 * time.Second,
+		RebalanceTimeout: cfg.RebalanceTimeout, HeartbeatInterval: time.Second, SessionTimeout: cfg.SessionTimeout,
 		PartitionWatchInterval: 5 * time.Second, JoinGroupBackoff: 500 * time.Millisecond,
 	})
 	if err != nil {
@@ -418,7 +424,8 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 		k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: seek to %d: %w", name, start, err)})
 		return
 	}
-	if hw >= 0 && (start >= hw || hw == 0) && start >= 0 {
+	if hw == 0 || (hw > 0 && start >= hw) || (hw > 0 && start == kafka.LastOffset) {
+		// nothing to read up to the watermark seen at start
 		signal()
 		<-ctx.Done()
 		return

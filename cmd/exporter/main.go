@@ -53,17 +53,19 @@ type runCmd struct {
 	Schedule         string `help:"Cron schedule (5 fields, or 6 with seconds first, or @every 1h): keep running and do one --once drain per tick, never two at once."`
 	ScheduleTimezone string `help:"Time zone of --schedule." default:"UTC"`
 
-	KafkaClientID    string        `name:"kafka-client-id" help:"Kafka client id." default:"lakehouse-exporter"`
-	KafkaStart       string        `name:"kafka-start" help:"Where a partition without committed offset starts: earliest or latest." default:"earliest" enum:"earliest,latest"`
-	KafkaMinBytes    int           `name:"kafka-min-bytes" help:"Fetch at least this many bytes (or wait --kafka-max-wait)." default:"1"`
-	KafkaMaxBytes    int           `name:"kafka-max-bytes" help:"Fetch at most this many bytes per request." default:"16777216"`
-	KafkaMaxWait     time.Duration `name:"kafka-max-wait" help:"Longest a fetch waits for --kafka-min-bytes." default:"500ms"`
-	KafkaTLS         bool          `name:"kafka-tls" help:"Connect to the brokers over TLS."`
-	KafkaTLSCA       string        `name:"kafka-tls-ca" help:"PEM file of CAs to trust for the brokers." type:"existingfile"`
-	KafkaTLSInsecure bool          `name:"kafka-tls-insecure" help:"Do not verify the brokers' certificates (tests only)."`
-	KafkaSASL        string        `name:"kafka-sasl" help:"SASL mechanism: none, plain, scram-sha-256 or scram-sha-512." default:"none" enum:"none,plain,scram-sha-256,scram-sha-512"`
-	KafkaUsername    string        `name:"kafka-username" help:"SASL user name."`
-	KafkaPassword    string        `name:"kafka-password" help:"SASL password; prefer the environment (EXPORTER_KAFKA_PASSWORD)."`
+	KafkaClientID         string        `name:"kafka-client-id" help:"Kafka client id." default:"lakehouse-exporter"`
+	KafkaStart            string        `name:"kafka-start" help:"Where a partition without committed offset starts: earliest or latest." default:"earliest" enum:"earliest,latest"`
+	KafkaMinBytes         int           `name:"kafka-min-bytes" help:"Fetch at least this many bytes (or wait --kafka-max-wait)." default:"1"`
+	KafkaMaxBytes         int           `name:"kafka-max-bytes" help:"Fetch at most this many bytes per request." default:"16777216"`
+	KafkaMaxWait          time.Duration `name:"kafka-max-wait" help:"Longest a fetch waits for --kafka-min-bytes." default:"500ms"`
+	KafkaRebalanceTimeout time.Duration `name:"kafka-rebalance-timeout" help:"How long a rebalance waits for members to rejoin; this instance flushes and checkpoints the partitions it gives up within it." default:"30s"`
+	KafkaSessionTimeout   time.Duration `name:"kafka-session-timeout" help:"How long the group waits for a silent (crashed) member before moving its partitions." default:"10s"`
+	KafkaTLS              bool          `name:"kafka-tls" help:"Connect to the brokers over TLS."`
+	KafkaTLSCA            string        `name:"kafka-tls-ca" help:"PEM file of CAs to trust for the brokers." type:"existingfile"`
+	KafkaTLSInsecure      bool          `name:"kafka-tls-insecure" help:"Do not verify the brokers' certificates (tests only)."`
+	KafkaSASL             string        `name:"kafka-sasl" help:"SASL mechanism: none, plain, scram-sha-256 or scram-sha-512." default:"none" enum:"none,plain,scram-sha-256,scram-sha-512"`
+	KafkaUsername         string        `name:"kafka-username" help:"SASL user name."`
+	KafkaPassword         string        `name:"kafka-password" help:"SASL password; prefer the environment (EXPORTER_KAFKA_PASSWORD)."`
 
 	MaxRejects     int   `help:"Fail the run (exit 1) once more than N records were rejected; -1 means no limit." default:"-1"`
 	MaxRecordBytes int   `help:"Largest accepted record; longer ones go to the dead-letter output." default:"16777216"`
@@ -91,20 +93,20 @@ type runCmd struct {
 	GGOpDelete       string `name:"gg-op-delete" help:"GoldenGate op string for deletes." default:"DELETE"`
 	GGOpUpsert       string `name:"gg-op-upsert" help:"GoldenGate op string for upserts." default:"UPSERT"`
 
-	S3Endpoint          string        `name:"s3-endpoint" help:"S3 endpoint URL for MinIO, Ceph and others (default: AWS, or AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL)."`
-	S3Region            string        `name:"s3-region" help:"S3 region (default: AWS_REGION or the shared config, else us-east-1)."`
-	S3PathStyle         string        `name:"s3-path-style" help:"Path-style addressing: auto (on exactly when a custom endpoint is set), true or false." default:"auto" enum:"auto,true,false"`
-	S3AccessKeyID       string        `name:"s3-access-key-id" help:"Static access key (default: the standard AWS credential chain)."`
-	S3SecretAccessKey   string        `name:"s3-secret-access-key" help:"Static secret key; prefer the environment or a secret file over the command line."`
-	S3CABundle          string        `name:"s3-ca-bundle" help:"PEM file of CAs to trust for the S3 endpoint." type:"existingfile"`
-	S3PartSize          int64         `name:"s3-part-size" help:"Multipart upload part size in bytes (at least 5 MiB)." default:"16777216"`
-	S3MultipartAbove    int64         `name:"s3-multipart-above" help:"Upload files larger than this in parts." default:"33554432"`
-	S3UploadConcurrency int           `name:"s3-upload-concurrency" help:"Parts of one file uploaded at once." default:"4"`
-	S3SSE               string        `name:"s3-sse" help:"Server-side encryption: none, AES256 (SSE-S3) or aws:kms (SSE-KMS)." default:"none" enum:"none,AES256,aws:kms"`
-	S3SSEKMSKeyID       string        `name:"s3-sse-kms-key-id" help:"KMS key id for --s3-sse aws:kms."`
-	S3StorageClass      string        `name:"s3-storage-class" help:"Storage class of written objects (default: the bucket's)."`
-	S3RequestTimeout    time.Duration `name:"s3-request-timeout" help:"Timeout of one S3 request attempt." default:"2m"`
-	S3RetryFor          time.Duration `name:"s3-retry-for" help:"How long one S3 operation is retried through throttling, 5xx and network errors before the run fails." default:"15m"`
+	S3Endpoint          string        `name:"s3-endpoint" env:"EXPORTER_S3_ENDPOINT" help:"S3 endpoint URL for MinIO, Ceph and others (default: AWS, or AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL)."`
+	S3Region            string        `name:"s3-region" env:"EXPORTER_S3_REGION" help:"S3 region (default: AWS_REGION or the shared config, else us-east-1)."`
+	S3PathStyle         string        `name:"s3-path-style" env:"EXPORTER_S3_PATH_STYLE" help:"Path-style addressing: auto (on exactly when a custom endpoint is set), true or false." default:"auto" enum:"auto,true,false"`
+	S3AccessKeyID       string        `name:"s3-access-key-id" env:"EXPORTER_S3_ACCESS_KEY_ID" help:"Static access key (default: the standard AWS credential chain)."`
+	S3SecretAccessKey   string        `name:"s3-secret-access-key" env:"EXPORTER_S3_SECRET_ACCESS_KEY" help:"Static secret key; prefer the environment or a secret file over the command line."`
+	S3CABundle          string        `name:"s3-ca-bundle" env:"EXPORTER_S3_CA_BUNDLE" help:"PEM file of CAs to trust for the S3 endpoint." type:"existingfile"`
+	S3PartSize          int64         `name:"s3-part-size" env:"EXPORTER_S3_PART_SIZE" help:"Multipart upload part size in bytes (at least 5 MiB)." default:"16777216"`
+	S3MultipartAbove    int64         `name:"s3-multipart-above" env:"EXPORTER_S3_MULTIPART_ABOVE" help:"Upload files larger than this in parts." default:"33554432"`
+	S3UploadConcurrency int           `name:"s3-upload-concurrency" env:"EXPORTER_S3_UPLOAD_CONCURRENCY" help:"Parts of one file uploaded at once." default:"4"`
+	S3SSE               string        `name:"s3-sse" env:"EXPORTER_S3_SSE" help:"Server-side encryption: none, AES256 (SSE-S3) or aws:kms (SSE-KMS)." default:"none" enum:"none,AES256,aws:kms"`
+	S3SSEKMSKeyID       string        `name:"s3-sse-kms-key-id" env:"EXPORTER_S3_SSE_KMS_KEY_ID" help:"KMS key id for --s3-sse aws:kms."`
+	S3StorageClass      string        `name:"s3-storage-class" env:"EXPORTER_S3_STORAGE_CLASS" help:"Storage class of written objects (default: the bucket's)."`
+	S3RequestTimeout    time.Duration `name:"s3-request-timeout" env:"EXPORTER_S3_REQUEST_TIMEOUT" help:"Timeout of one S3 request attempt." default:"2m"`
+	S3RetryFor          time.Duration `name:"s3-retry-for" env:"EXPORTER_S3_RETRY_FOR" help:"How long one S3 operation is retried through throttling, 5xx and network errors before the run fails." default:"15m"`
 
 	UploadWorkers    int   `help:"Files uploaded at once." default:"4"`
 	UploadQueueBytes int64 `help:"Most bytes of finished files waiting for upload before reading pauses." default:"268435456"`
@@ -328,6 +330,7 @@ func (r *runCmd) sourceOpener(stdin io.Reader, logger *slog.Logger) (func(once b
 			kc.StartAt = r.KafkaStart
 		}
 		kc.MinBytes, kc.MaxBytes, kc.MaxWait, kc.Logger = r.KafkaMinBytes, r.KafkaMaxBytes, r.KafkaMaxWait, logger
+		kc.SessionTimeout, kc.RebalanceTimeout = r.KafkaSessionTimeout, r.KafkaRebalanceTimeout
 		if kc.Dialer, err = r.kafkaDialer(); err != nil {
 			return nil, err
 		}

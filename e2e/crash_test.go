@@ -1,0 +1,188 @@
+// Package e2e holds process-level tests: the real exporter binary against
+// a Kafka-protocol broker process and a MinIO server, killed at random.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/duckq"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/kafkatest"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/miniotest"
+)
+
+func build(t *testing.T, dir, pkg string) string {
+	t.Helper()
+	out := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = ".."
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out
+}
+
+// TestCrashLoopExactlyOnce produces a generated stream (several tables,
+// DDL in the middle) to a three-partition topic, then starts the exporter
+// against a broker process and MinIO and kill -9s it at random moments,
+// twelve times, while it uploads and checkpoints every few hundred
+// milliseconds. A last run with --once finishes the job. DuckDB then
+// proves that every DML record is in the lake exactly once with its table,
+// op and key, and that nothing is left that a crash half-wrote.
+func TestCrashLoopExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level crash loop")
+	}
+	creds := miniotest.Shared(t)
+	bin := t.TempDir()
+	exporter := build(t, bin, "./cmd/exporter")
+	kfake := build(t, bin, "./tools/kfake")
+
+	broker := exec.Command(kfake, "-topic", "cdc", "-partitions", "3")
+	stdout, _ := broker.StdoutPipe()
+	if err := broker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { broker.Process.Kill(); broker.Wait() })
+	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = strings.TrimSpace(addr)
+
+	var lines [][]byte
+	st, err := gen.Write(io.Discard, gen.Options{Records: 24000, Tables: 5, Seed: 99, DDLEvery: 8000, Track: true, Lines: &lines})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Produce(t, []string{addr}, "cdc", lines, kafkatest.TableKey)
+
+	s3, cfg := miniotest.NewBucket(t, creds, "", nil)
+	args := []string{"run", "--source", "kafka://" + addr + "/cdc?group=crash", "--sink", "s3://" + cfg.Bucket + "/lake",
+		"--s3-endpoint", creds.Endpoint, "--file-max-age", "300ms", "--file-max-rows", "1500",
+		"--kafka-session-timeout", "6s", "--kafka-rebalance-timeout", "4s", "--log-format", "json", "--max-rejects", "0"}
+	env := append(os.Environ(), "EXPORTER_S3_ACCESS_KEY_ID="+creds.AccessKey, "EXPORTER_S3_SECRET_ACCESS_KEY="+creds.SecretKey)
+	logs, _ := os.Create(filepath.Join(bin, "exporter.log"))
+	defer logs.Close()
+	rng := rand.New(rand.NewPCG(42, 7))
+	for i := 0; i < 12; i++ {
+		cmd := exec.Command(exporter, args...)
+		cmd.Env, cmd.Stdout, cmd.Stderr = env, logs, logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// A restarted instance waits for the group to drop the killed one
+		// (session timeout) before it gets partitions; kill it a random
+		// moment after that, while it reads, uploads and checkpoints.
+		time.Sleep(time.Duration(6500+rng.IntN(3500)) * time.Millisecond)
+		cmd.Process.Kill() // SIGKILL: no shutdown of any kind
+		cmd.Wait()
+	}
+	final := exec.Command(exporter, append(args, "--once")...)
+	final.Env, final.Stdout, final.Stderr = env, logs, logs
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- final.Run() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("final --once run: %v; log tail:\n%s", err, tail(filepath.Join(bin, "exporter.log"), 15))
+		}
+	case <-ctx.Done():
+		final.Process.Kill()
+		t.Fatalf("final --once run did not finish; log tail:\n%s", tail(filepath.Join(bin, "exporter.log"), 15))
+	}
+
+	// The kills must have hit working instances, not ones still joining.
+	logText, _ := os.ReadFile(filepath.Join(bin, "exporter.log"))
+	if n := strings.Count(string(logText), `"msg":"kafka partitions assigned"`); n < 10 {
+		t.Errorf("only %d runs were assigned partitions before they were killed", n)
+	}
+	if n := strings.Count(string(logText), `"msg":"file written"`); n < 20 {
+		t.Errorf("only %d files were written across the runs", n)
+	}
+
+	dir := t.TempDir()
+	miniotest.Download(t, s3, dir)
+	lake := filepath.Join(dir, "lake")
+
+	// Every intent is settled: nothing a crash left half-done remains.
+	if intents, _ := filepath.Glob(filepath.Join(lake, "_checkpoints", "intents", "*", "*")); len(intents) != 0 {
+		t.Errorf("%d unsettled intents remain", len(intents))
+	}
+	// Every data file starts at or before its partition's checkpoint.
+	nameRE := regexp.MustCompile(`part-(cdc-\d+)-(\d+)\.parquet$`)
+	files, _ := filepath.Glob(filepath.Join(lake, "*", "*", "*", "*.parquet"))
+	for _, f := range files {
+		m := nameRE.FindStringSubmatch(f)
+		if m == nil {
+			t.Fatalf("unexpected file %s", f)
+		}
+		data, err := os.ReadFile(filepath.Join(lake, filepath.FromSlash(checkpoint.Key(m[1]))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp, err := checkpoint.Decode(data)
+		first, _ := strconv.ParseInt(m[2], 10, 64)
+		if err != nil || first > cp.Offset {
+			t.Errorf("file %s starts past its partition's checkpoint %d (%v)", filepath.Base(f), cp.Offset, err)
+		}
+	}
+
+	db, err := duckq.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	seen := 0
+	for _, table := range st.TableNames {
+		_, rows, err := duckq.Rows(db, fmt.Sprintf(`SELECT pos, op_type, ID::BIGINT, count(*) OVER (PARTITION BY pos)
+			FROM read_parquet('%s/%s/*/*/*.parquet', hive_partitioning=true, union_by_name=true)`, lake, table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			pos := r[0].(string)
+			want, ok := st.Expected[pos]
+			switch {
+			case !ok:
+				t.Fatalf("%s: row with unknown pos %s", table, pos)
+			case r[3].(int64) != 1:
+				t.Fatalf("pos %s is in the lake %d times", pos, r[3])
+			case want.Table != table || want.Op != r[1].(string) || want.ID != r[2].(int64):
+				t.Fatalf("pos %s: %s %s ID %v, want %+v", pos, table, r[1], r[2], want)
+			}
+			seen++
+		}
+	}
+	if seen != st.DML {
+		t.Fatalf("the lake holds %d of %d DML records", seen, st.DML)
+	}
+	_, versions, _ := duckq.Rows(db, fmt.Sprintf(`SELECT max(schema_version) FROM read_parquet('%s/*/*/*/*.parquet', hive_partitioning=true, union_by_name=true)`, lake))
+	if fmt.Sprint(versions[0][0]) == "1" {
+		t.Errorf("the DDL in the stream opened no schema version")
+	}
+}
+
+func tail(path string, n int) string {
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
