@@ -124,10 +124,20 @@ type runCmd struct {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
+// run is runContext without a way to stop it, for tests of runs that end
+// by themselves.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdin, stdout, stderr)
+}
+
+// runContext runs the command line; cancelling ctx is a SIGTERM.
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c cli
 	exitCode := -1
 	parser, err := kong.New(&c,
@@ -153,21 +163,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	switch kctx.Command() {
 	case "run":
-		return c.Run.execute(stdin, stdout, stderr)
+		return c.Run.execute(ctx, stdin, stdout, stderr)
 	}
 	fmt.Fprintln(stderr, "exporter: unknown command", kctx.Command())
 	return exitUsage
 }
 
-func (r *runCmd) execute(stdin io.Reader, stdout, stderr io.Writer) int {
+func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
 	logger := newLogger(stderr, r.LogFormat, r.LogLevel)
 	cfg, openSrc, err := r.pipelineConfig(stdin, logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "exporter: bad configuration:", err)
 		return exitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if c, ok := cfg.Store.(checker); ok {
 		// A missing bucket or bad credentials stop the run at once, not
 		// after minutes of retries.

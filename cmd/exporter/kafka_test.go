@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/kafkatest"
+)
+
+// TestKafkaOnceFromTheCommandLine: --once exits 0 with everything up to
+// the start watermark written; a second --once writes nothing.
+func TestKafkaOnceFromTheCommandLine(t *testing.T) {
+	addrs := kafkatest.Start(t, "cdc", 2)
+	var lines [][]byte
+	gen.Write(io.Discard, gen.Options{Records: 2000, Tables: 3, Seed: 3, Lines: &lines})
+	kafkatest.Produce(t, addrs, "cdc", lines, kafkatest.TableKey)
+	sink := t.TempDir()
+	args := []string{"run", "--source", "kafka://" + addrs[0] + "/cdc?group=cli", "--sink", "file://" + sink, "--once"}
+	code, out, stderr := runExporter(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "records read:   "+strconv.Itoa(len(lines))+"\n") || !strings.Contains(out, "rejected:       0") {
+		t.Errorf("summary does not show all %d records read:\n%s", len(lines), out)
+	}
+	files, _ := filepath.Glob(filepath.Join(sink, "*", "*", "*", "*.parquet"))
+	if len(files) == 0 {
+		t.Fatal("no files")
+	}
+	code, out, stderr = runExporter(t, nil, args...)
+	if code != 0 || !strings.Contains(out, "records read:   0") || !strings.Contains(out, "files:          0") {
+		t.Errorf("second --once: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestScheduleRunsDrainsOnTicks: with --schedule the process stays up and
+// drains on each tick; records appended between ticks are picked up by the
+// next drain, and a stop ends it cleanly.
+func TestScheduleRunsDrainsOnTicks(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	sample, _ := os.ReadFile("../../testdata/goldengate/sample.jsonl")
+	os.WriteFile(in, sample, 0o644)
+	sink := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runContext(ctx, []string{"run", "--source", "file:" + in, "--sink", "file://" + sink, "--schedule", "*/1 * * * * *"},
+			strings.NewReader(""), &out, &errb)
+	}()
+	waitUntil(t, func() bool { return strings.Count(out.String(), "records read:") >= 1 })
+	f, _ := os.OpenFile(in, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"qual_table":"HR.EMPLOYEES","op_type":"INSERT","op_ts":"2026-07-15T00:00:00Z","xid":"t","pos":"G-9999","after":{"EMP_ID":42,"NAME":"Late","SALARY":1}}` + "\n")
+	f.Close()
+	waitUntil(t, func() bool { return strings.Contains(out.String(), "rows written:   HR.EMPLOYEES                   1\n") })
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d: %s", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the scheduled run did not stop")
+	}
+	if n := strings.Count(out.String(), "records read:"); n < 2 {
+		t.Errorf("%d drains ran", n)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
