@@ -1,17 +1,20 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/duckq"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/kafkatest"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/miniotest"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
@@ -93,6 +96,40 @@ func BenchmarkConvert(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			st, _ := miniotest.NewBucket(b, creds, "bench", nil)
 			exportTo(b, st)
+		}
+		report(b)
+	})
+
+	// Kafka → Parquet → MinIO, the production path: the broker (kfake, in
+	// this process) is filled once; each iteration drains it with a new
+	// consumer group into a new bucket.
+	b.Run("exporter-kafka-s3", func(b *testing.B) {
+		creds := miniotest.Shared(b)
+		addrs := kafkatest.Start(b, "cdc", 4)
+		data, _ := os.ReadFile(in)
+		lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+		kafkatest.Produce(b, addrs, "cdc", lines, kafkatest.TableKey)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			st, _ := miniotest.NewBucket(b, creds, "bench", nil)
+			src, err := source.NewKafka(source.KafkaConfig{Brokers: addrs, Topics: []string{"cdc"}, Group: fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano()), Once: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
+			sum, err := pipeline.Run(context.Background(), pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0,
+				Schema: arrowschema.Options{BeforeImage: true}, Writer: writer.Config{MaxRows: 25_000}})
+			src.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var rows int64
+			for _, r := range sum.RowsByTable {
+				rows += r
+			}
+			if rows != int64(n) {
+				b.Fatalf("wrote %d rows, want %d", rows, n)
+			}
 		}
 		report(b)
 	})
