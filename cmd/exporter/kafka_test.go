@@ -79,7 +79,9 @@ func TestScheduleRunsDrainsOnTicks(t *testing.T) {
 	f, _ := os.OpenFile(in, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"qual_table":"HR.EMPLOYEES","op_type":"INSERT","op_ts":"2026-07-15T00:00:00Z","xid":"t","pos":"G-9999","after":{"EMP_ID":42,"NAME":"Late","SALARY":1}}` + "\n")
 	f.Close()
-	waitUntil(t, func() bool { return strings.Contains(out.String(), "rows written:   HR.EMPLOYEES                   1\n") })
+	waitUntil(t, func() bool {
+		return strings.Contains(out.String(), "rows written:   HR.EMPLOYEES                   1\n")
+	})
 	cancel()
 	select {
 	case code := <-done:
