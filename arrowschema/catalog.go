@@ -19,6 +19,8 @@ const (
 	ColPos           = "pos"
 	ColAbsentColumns = "absent_columns" // columns missing from a partial row image
 	ColBeforeImage   = "before_image"   // the before image as a struct
+	ColSrcPartition  = "src_partition"  // the source partition (Kafka topic-partition, input file)
+	ColSrcOffset     = "src_offset"     // the record's offset in it: stream order within the partition
 
 	// Qlik Replicate tables also get these.
 	ColChangeSeq       = "change_seq"        // headers.changeSequence
@@ -367,7 +369,8 @@ func applyAlters(cols []cdc.Column, alters []Alteration, ddlTypes map[string]str
 func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) {
 	js := c.jsonSchemaFor(md.Table)
 	v := &Version{Table: md.Table, Metadata: md, index: make(map[string]int, len(md.Columns))}
-	reserved := map[string]bool{ColOpType: true, ColOpTS: true, ColXID: true, ColPos: true, ColAbsentColumns: true}
+	reserved := map[string]bool{ColOpType: true, ColOpTS: true, ColXID: true, ColPos: true, ColAbsentColumns: true,
+		ColSrcPartition: true, ColSrcOffset: true}
 	if c.opts.BeforeImage {
 		reserved[ColBeforeImage] = true
 	}
@@ -448,7 +451,10 @@ func (c *Catalog) arrowSchema(v *Version) *arrow.Schema {
 		fields = append(fields, arrow.Field{Name: col.Name, Type: col.Type.Arrow(), Nullable: col.Nullable, Metadata: md})
 		before = append(before, arrow.Field{Name: col.Name, Type: col.Type.Arrow(), Nullable: true, Metadata: md})
 	}
-	fields = append(fields, arrow.Field{Name: ColAbsentColumns, Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true})
+	fields = append(fields,
+		arrow.Field{Name: ColAbsentColumns, Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+		arrow.Field{Name: ColSrcPartition, Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: ColSrcOffset, Type: arrow.PrimitiveTypes.Int64})
 	if v.Metadata.Format == cdc.FormatQlik {
 		fields = append(fields,
 			arrow.Field{Name: ColChangeSeq, Type: arrow.BinaryTypes.String, Nullable: true},

@@ -691,7 +691,7 @@ func TestDataFileSchema(t *testing.T) {
 		c := NewCatalog(Options{BeforeImage: before, Hints: map[string]Type{"*:TOTAL_AMOUNT": tDec12_2}})
 		v := mustMetadata(t, c, ordersMD(), "p1").Version
 		s := v.Schema
-		wantNames := []string{"op_type", "op_ts", "xid", "pos", "ORDER_ID", "STATUS", "TOTAL_AMOUNT", "absent_columns"}
+		wantNames := []string{"op_type", "op_ts", "xid", "pos", "ORDER_ID", "STATUS", "TOTAL_AMOUNT", "absent_columns", "src_partition", "src_offset"}
 		if before {
 			wantNames = append(wantNames, "before_image")
 		}
@@ -740,9 +740,9 @@ func TestDataFileSchema(t *testing.T) {
 			t.Errorf("schema metadata %v", s.Metadata())
 		}
 		if before {
-			st, ok := s.Field(8).Type.(*arrow.StructType)
-			if !ok || !s.Field(8).Nullable {
-				t.Fatalf("before_image %v", s.Field(8).Type)
+			st, ok := s.Field(10).Type.(*arrow.StructType)
+			if !ok || !s.Field(10).Nullable {
+				t.Fatalf("before_image %v", s.Field(10).Type)
 			}
 			if st.NumFields() != 3 {
 				t.Fatalf("before_image has %d fields", st.NumFields())

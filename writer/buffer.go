@@ -24,6 +24,8 @@ type buffer struct {
 	cols             []array.Builder
 	absent           *array.ListBuilder
 	absentValues     *array.StringBuilder
+	srcPartition     *array.StringBuilder
+	srcOffset        *array.Int64Builder
 	before           *array.StructBuilder
 
 	// Qlik tables only
@@ -55,6 +57,8 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 		return nil
 	}
 	b.absent = field(arrowschema.ColAbsentColumns).(*array.ListBuilder)
+	b.srcPartition = field(arrowschema.ColSrcPartition).(*array.StringBuilder)
+	b.srcOffset = field(arrowschema.ColSrcOffset).(*array.Int64Builder)
 	b.absentValues = b.absent.ValueBuilder().(*array.StringBuilder)
 	if f := field(arrowschema.ColBeforeImage); f != nil {
 		b.before = f.(*array.StructBuilder)
@@ -93,6 +97,9 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 			anyAbsent = true
 		}
 	}
+	b.srcPartition.Append(src.Partition)
+	b.srcOffset.Append(src.Offset)
+	size += int64(len(src.Partition)) + 8
 	if anyAbsent {
 		b.absent.Append(true)
 		for i, s := range row {

@@ -242,7 +242,7 @@ func TestWriteReferenceExample(t *testing.T) {
 	if p.rows() != 4 || p.rdr.NumRows() != 4 {
 		t.Fatalf("%d rows", p.rows())
 	}
-	wantFields := []string{"op_type", "op_ts", "xid", "pos", "ORDER_ID", "STATUS", "TOTAL_AMOUNT", "absent_columns"}
+	wantFields := []string{"op_type", "op_ts", "xid", "pos", "ORDER_ID", "STATUS", "TOTAL_AMOUNT", "absent_columns", "src_partition", "src_offset"}
 	if p.schema.NumFields() != len(wantFields) {
 		t.Fatalf("schema %v", p.schema)
 	}
