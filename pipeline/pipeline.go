@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
@@ -27,6 +28,29 @@ type Store interface {
 	checkpoint.Store
 	String() string
 }
+
+// Observer is told what the pipeline does, for metrics. Every method must
+// be cheap and safe for concurrent use (uploads report from their own
+// goroutines).
+type Observer interface {
+	RecordRead(partition string)
+	RecordAccepted(table, op string)
+	Rejected(reason string)
+	FileDurable(table string, rows, bytes int, reason string, upload time.Duration, newestOpTS time.Time)
+	SchemaVersion(table string, version int)
+	Checkpointed(at time.Time)
+	Buffered(bytes, budget int64)
+}
+
+type noObserver struct{}
+
+func (noObserver) RecordRead(string)                                              {}
+func (noObserver) RecordAccepted(string, string)                                  {}
+func (noObserver) Rejected(string)                                                {}
+func (noObserver) FileDurable(string, int, int, string, time.Duration, time.Time) {}
+func (noObserver) SchemaVersion(string, int)                                      {}
+func (noObserver) Checkpointed(time.Time)                                         {}
+func (noObserver) Buffered(int64, int64)                                          {}
 
 // acker is implemented by sources that are told what is durable (Kafka
 // commits offsets); file sources need no acknowledgement: the checkpoint
@@ -76,7 +100,11 @@ type Config struct {
 	// ProgressEvery logs progress at this interval; 0 turns it off.
 	ProgressEvery time.Duration
 	Logger        *slog.Logger
-	Now           func() time.Time
+	Observer      Observer // default: none
+	// Activity, when set, is updated with the time of every loop turn, so
+	// that a readiness probe can tell a stalled pipeline.
+	Activity *atomic.Int64
+	Now      func() time.Time
 }
 
 // Summary is what a run did.
@@ -138,6 +166,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
+	}
 	if cfg.HoldMaxRecords <= 0 {
 		cfg.HoldMaxRecords = 100_000
 	}
@@ -173,7 +204,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		r.catalogs[""] = arrowschema.NewCatalog(cfg.Schema)
 	}
 	start := cfg.Now()
-	r.up = newUploader(ctx, cfg.Store, cfg.UploadWorkers, cfg.UploadQueueBytes, r.log, &r.sum)
+	r.up = newUploader(ctx, cfg.Store, cfg.UploadWorkers, cfg.UploadQueueBytes, r.log, &r.sum, cfg.Observer)
 	defer r.up.close() // on every path: no upload goroutine outlives Run
 
 	stopProgress := r.startProgress(ctx)
@@ -203,6 +234,9 @@ func (r *runner) loop(stopCtx context.Context) error {
 	ctx := context.WithoutCancel(stopCtx)
 	lastAgeCheck := r.cfg.Now()
 	for {
+		if r.cfg.Activity != nil {
+			r.cfg.Activity.Store(r.cfg.Now().UnixNano())
+		}
 		m, err := r.cfg.Source.Next(stopCtx)
 		if err == io.EOF {
 			return nil
@@ -231,11 +265,13 @@ func (r *runner) loop(stopCtx context.Context) error {
 			return err
 		}
 		r.sum.Records++
+		r.cfg.Observer.RecordRead(m.Partition)
 		ps.lastRead = m.Offset
 		if err := r.handle(ctx, m, m.Value, false); err != nil {
 			return err
 		}
 		if r.sum.Records%1024 == 0 {
+			r.cfg.Observer.Buffered(r.writer.BufferedBytes(), r.cfg.UploadQueueBytes)
 			if now := r.cfg.Now(); now.Sub(lastAgeCheck) >= time.Second {
 				lastAgeCheck = now
 				if err := r.periodic(ctx, now); err != nil {
@@ -327,6 +363,7 @@ func (r *runner) handle(ctx context.Context, m *source.Message, data []byte, rep
 			}
 			return err
 		}
+		r.cfg.Observer.RecordAccepted(rec.Table, rec.Op.String())
 		return r.upload(ctx, files)
 	}
 	return nil
@@ -377,6 +414,7 @@ func (r *runner) schemaEvent(ctx context.Context, ev *arrowschema.Event) error {
 	}
 	r.sum.SchemaEvents++
 	v := ev.Version
+	r.cfg.Observer.SchemaVersion(v.Table, v.Number)
 	if ev.Kind != arrowschema.EventCompleted {
 		files, err := r.writer.FlushTable(v.Table, "ddl")
 		if err != nil {
@@ -568,6 +606,7 @@ func (r *runner) periodic(ctx context.Context, now time.Time) error {
 func (r *runner) reject(m *source.Message, table string, rej *cdc.RejectError) error {
 	r.sum.Rejected++
 	r.sum.RejectedBy[rej.Reason]++
+	r.cfg.Observer.Rejected(string(rej.Reason))
 	r.dlq.add(m, table, rej)
 	if !r.logged[rej.Reason] {
 		r.logged[rej.Reason] = true
@@ -647,8 +686,10 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 		}
 	}
 	if len(acks) > 0 {
+		r.cfg.Observer.Checkpointed(r.cfg.Now())
 		r.log.Info("checkpoint written", "reason", reason, "partitions", len(acks))
 	}
+	r.cfg.Observer.Buffered(r.writer.BufferedBytes(), r.cfg.UploadQueueBytes)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
 	"golang.org/x/sync/semaphore"
@@ -31,11 +32,12 @@ type uploader struct {
 	mu      sync.Mutex
 	err     error // the first upload failure; everything after it is refused
 	sum     *Summary
+	obs     Observer
 	intents map[string][]string // source partition → intents written since the last take
 }
 
-func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log *slog.Logger, sum *Summary) *uploader {
-	u := &uploader{store: st, log: log, queue: make(chan *writer.File, 1024), sum: sum,
+func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log *slog.Logger, sum *Summary, obs Observer) *uploader {
+	u := &uploader{store: st, log: log, queue: make(chan *writer.File, 1024), sum: sum, obs: obs,
 		bytes: semaphore.NewWeighted(maxBytes), maxBytes: maxBytes, intents: map[string][]string{}}
 	// Uploads outlive a cancelled run context: a shutdown flushes and
 	// uploads what it has before it exits (bounded by the store's retry
@@ -47,10 +49,11 @@ func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log
 			defer u.wg.Done()
 			for f := range u.queue {
 				if u.failed() == nil {
+					start := time.Now()
 					if err := u.put(upCtx, f); err != nil {
 						u.fail(err)
 					} else {
-						u.record(f)
+						u.record(f, time.Since(start))
 					}
 				}
 				u.bytes.Release(u.weight(f))
@@ -106,7 +109,8 @@ func (u *uploader) fail(err error) {
 	}
 }
 
-func (u *uploader) record(f *writer.File) {
+func (u *uploader) record(f *writer.File, took time.Duration) {
+	u.obs.FileDurable(f.Table, f.Rows, len(f.Data), f.Reason, took, f.NewestOpTS)
 	u.mu.Lock()
 	u.sum.Files++
 	u.sum.Bytes += int64(len(f.Data))

@@ -64,6 +64,8 @@ type S3Config struct {
 	MaxBackoff time.Duration // cap of the backoff; default 20s
 
 	Logger *slog.Logger
+	// OnRetry, when set, is called for every retried request (metrics).
+	OnRetry func(op string) `yaml:"-"`
 }
 
 // S3 stores objects in an S3-compatible bucket.
@@ -438,6 +440,9 @@ func (s *S3) retry(ctx context.Context, op, key string, fn func() error) error {
 		return struct{}{}, err
 	}, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(s.cfg.RetryFor), backoff.WithNotify(func(err error, next time.Duration) {
 		s.log.Warn("storage request failed; retrying", "op", op, "key", key, "retry_in", next.Round(time.Millisecond), "error", err)
+		if s.cfg.OnRetry != nil {
+			s.cfg.OnRetry(op)
+		}
 	}))
 	return err
 }
@@ -451,3 +456,6 @@ func (s *S3) CreateBucket(ctx context.Context) error {
 	}
 	return nil
 }
+
+// OnRetry sets the function told about every retried request.
+func (s *S3) OnRetry(f func(op string)) { s.cfg.OnRetry = f }

@@ -39,6 +39,7 @@ type buffer struct {
 	bytes                   int64
 	firstOffset, lastOffset int64
 	firstPos, lastPos       string
+	newestOpTS              time.Time
 }
 
 func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string, src Source, now time.Time) *buffer {
@@ -147,6 +148,9 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 				size += appendSlot(b.before.FieldBuilder(i), &b.version.Columns[i], s)
 			}
 		}
+	}
+	if rec.OpTS.After(b.newestOpTS) {
+		b.newestOpTS = rec.OpTS
 	}
 	b.rows++
 	b.bytes += size

@@ -70,6 +70,7 @@ type File struct {
 	SourcePartition string
 	FirstOffset     int64
 	LastOffset      int64
+	NewestOpTS      time.Time // the latest op_ts of its rows
 }
 
 // Key identifies one open buffer.
@@ -312,6 +313,7 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 		SourcePartition: b.key.Partition,
 		FirstOffset:     b.firstOffset,
 		LastOffset:      b.lastOffset,
+		NewestOpTS:      b.newestOpTS,
 	}, nil
 }
 

@@ -10,17 +10,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/metrics"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
@@ -118,6 +122,8 @@ type runCmd struct {
 	HoldMaxBytes   int64         `help:"Most bytes of DML held while tables wait for metadata." default:"67108864"`
 	HoldMaxAge     time.Duration `help:"Longest a DML record waits for its table's metadata." default:"5m"`
 
+	MetricsAddr string `help:"Serve Prometheus /metrics, /healthz and /readyz on HOST:PORT (off when empty)."`
+
 	LogFormat     string        `help:"Log format: auto (text on a terminal, JSON otherwise), text or json." default:"auto" enum:"auto,text,json"`
 	LogLevel      string        `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error"`
 	ProgressEvery time.Duration `help:"Log progress at this interval (0 turns it off)." default:"5s"`
@@ -188,6 +194,14 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 			return exitFailure
 		}
 	}
+	if r.MetricsAddr != "" {
+		stopServer, err := r.serveMetrics(ctx, &cfg, logger)
+		if err != nil {
+			fmt.Fprintln(stderr, "exporter: --metrics-addr:", err)
+			return exitUsage
+		}
+		defer stopServer()
+	}
 	if r.Schedule != "" {
 		return r.scheduled(ctx, cfg, openSrc, logger, stdout, stderr)
 	}
@@ -196,6 +210,50 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 		return exitFailure
 	}
 	return exitOK
+}
+
+// stallAfter is how long a running drain may go without a loop turn
+// before /readyz reports it stalled (an upload blocked on the store, say).
+const stallAfter = 2 * time.Minute
+
+// serveMetrics starts the metrics and health listener and wires the
+// pipeline's observer to it.
+func (r *runCmd) serveMetrics(ctx context.Context, cfg *pipeline.Config, logger *slog.Logger) (func(), error) {
+	m := metrics.New()
+	cfg.Observer = m
+	cfg.Activity = new(atomic.Int64)
+	if s3, ok := cfg.Store.(*store.S3); ok {
+		s3.OnRetry(m.StorageRetry)
+	}
+	activity := cfg.Activity
+	probes := []metrics.Probe{func(ctx context.Context) error {
+		if last := activity.Load(); last != 0 && time.Since(time.Unix(0, last)) > stallAfter {
+			return fmt.Errorf("pipeline stalled: no progress for %s", time.Since(time.Unix(0, last)).Round(time.Second))
+		}
+		return nil
+	}}
+	if c, ok := cfg.Store.(checker); ok {
+		probes = append(probes, func(ctx context.Context) error { return c.Check(ctx) })
+	}
+	ln, err := net.Listen("tcp", r.MetricsAddr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: m.Handler(probes...), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+			logger.Error("metrics listener failed", "error", err)
+		}
+	}()
+	logger.Info("serving metrics and health", "addr", ln.Addr().String())
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		<-done
+	}, nil
 }
 
 // drain runs the pipeline once over a freshly opened source. Shutdown on
@@ -208,6 +266,9 @@ func (r *runCmd) drain(ctx context.Context, cfg pipeline.Config, openSrc func(on
 	}
 	defer src.Close()
 	cfg.Source = src
+	if cfg.Activity != nil {
+		defer cfg.Activity.Store(0) // between drains nothing can stall
+	}
 	logger.Info("export starting", "source", redactSource(r.Source), "sink", cfg.Store.String(), "format", r.Format, "once", once)
 	sum, err := pipeline.Run(ctx, cfg)
 	printSummary(stdout, sum)
