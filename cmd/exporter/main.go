@@ -44,13 +44,38 @@ const (
 )
 
 type cli struct {
-	Config kong.ConfigFlag `help:"YAML config file; its keys are the long flag names." type:"existingfile" env:"EXPORTER_CONFIG"`
-	Run    runCmd          `cmd:"" help:"Export CDC records to Parquet."`
+	Config   kong.ConfigFlag `help:"YAML config file; its keys are the long flag names." type:"existingfile" env:"EXPORTER_CONFIG"`
+	Run      runCmd          `cmd:"" help:"Export CDC records to Parquet."`
+	Tables   tablesCmd       `cmd:"" help:"List the tables of a lake: schema versions, files, rows, last position."`
+	Schema   schemaCmd       `cmd:"" help:"Show a table's Arrow schema and its DDL history."`
+	Validate validateCmd     `cmd:"" help:"Check a config file and report every problem at once, with its key."`
+}
+
+// sinkFlags select and configure the sink; every command that reads or
+// writes the lake takes them.
+type sinkFlags struct {
+	Sink string `help:"Where files go: file://DIR or s3://BUCKET/PREFIX." default:"file://./lake"`
+
+	S3Endpoint          string        `name:"s3-endpoint" env:"EXPORTER_S3_ENDPOINT" help:"S3 endpoint URL for MinIO, Ceph and others (default: AWS, or AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL)."`
+	S3Region            string        `name:"s3-region" env:"EXPORTER_S3_REGION" help:"S3 region (default: AWS_REGION or the shared config, else us-east-1)."`
+	S3PathStyle         string        `name:"s3-path-style" env:"EXPORTER_S3_PATH_STYLE" help:"Path-style addressing: auto (on exactly when a custom endpoint is set), true or false." default:"auto" enum:"auto,true,false"`
+	S3AccessKeyID       string        `name:"s3-access-key-id" env:"EXPORTER_S3_ACCESS_KEY_ID" help:"Static access key (default: the standard AWS credential chain)."`
+	S3SecretAccessKey   string        `name:"s3-secret-access-key" env:"EXPORTER_S3_SECRET_ACCESS_KEY" help:"Static secret key; prefer the environment or a secret file over the command line."`
+	S3CABundle          string        `name:"s3-ca-bundle" env:"EXPORTER_S3_CA_BUNDLE" help:"PEM file of CAs to trust for the S3 endpoint." type:"existingfile"`
+	S3PartSize          int64         `name:"s3-part-size" env:"EXPORTER_S3_PART_SIZE" help:"Multipart upload part size in bytes (at least 5 MiB)." default:"16777216"`
+	S3MultipartAbove    int64         `name:"s3-multipart-above" env:"EXPORTER_S3_MULTIPART_ABOVE" help:"Upload files larger than this in parts." default:"33554432"`
+	S3UploadConcurrency int           `name:"s3-upload-concurrency" env:"EXPORTER_S3_UPLOAD_CONCURRENCY" help:"Parts of one file uploaded at once." default:"4"`
+	S3SSE               string        `name:"s3-sse" env:"EXPORTER_S3_SSE" help:"Server-side encryption: none, AES256 (SSE-S3) or aws:kms (SSE-KMS)." default:"none" enum:"none,AES256,aws:kms"`
+	S3SSEKMSKeyID       string        `name:"s3-sse-kms-key-id" env:"EXPORTER_S3_SSE_KMS_KEY_ID" help:"KMS key id for --s3-sse aws:kms."`
+	S3StorageClass      string        `name:"s3-storage-class" env:"EXPORTER_S3_STORAGE_CLASS" help:"Storage class of written objects (default: the bucket's)."`
+	S3RequestTimeout    time.Duration `name:"s3-request-timeout" env:"EXPORTER_S3_REQUEST_TIMEOUT" help:"Timeout of one S3 request attempt." default:"2m"`
+	S3RetryFor          time.Duration `name:"s3-retry-for" env:"EXPORTER_S3_RETRY_FOR" help:"How long one S3 operation is retried through throttling, 5xx and network errors before the run fails." default:"15m"`
 }
 
 type runCmd struct {
+	sinkFlags `embed:""`
+
 	Source string `help:"Where records come from: file:PATH[,PATH...] (gzip read transparently; - is stdin), stdin, or kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC]?group=NAME." required:""`
-	Sink   string `help:"Where files go: file://DIR or s3://BUCKET/PREFIX." default:"file://./lake"`
 	Format string `help:"Input format: goldengate, qlik, or auto (chosen per message, so both can share a stream)." default:"auto" enum:"auto,goldengate,qlik"`
 	Once   bool   `help:"Drain the source (Kafka: up to the high watermark seen at start), flush, checkpoint, commit and exit. File sources always end at EOF."`
 
@@ -97,21 +122,6 @@ type runCmd struct {
 	GGOpDelete       string `name:"gg-op-delete" help:"GoldenGate op string for deletes." default:"DELETE"`
 	GGOpUpsert       string `name:"gg-op-upsert" help:"GoldenGate op string for upserts." default:"UPSERT"`
 
-	S3Endpoint          string        `name:"s3-endpoint" env:"EXPORTER_S3_ENDPOINT" help:"S3 endpoint URL for MinIO, Ceph and others (default: AWS, or AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL)."`
-	S3Region            string        `name:"s3-region" env:"EXPORTER_S3_REGION" help:"S3 region (default: AWS_REGION or the shared config, else us-east-1)."`
-	S3PathStyle         string        `name:"s3-path-style" env:"EXPORTER_S3_PATH_STYLE" help:"Path-style addressing: auto (on exactly when a custom endpoint is set), true or false." default:"auto" enum:"auto,true,false"`
-	S3AccessKeyID       string        `name:"s3-access-key-id" env:"EXPORTER_S3_ACCESS_KEY_ID" help:"Static access key (default: the standard AWS credential chain)."`
-	S3SecretAccessKey   string        `name:"s3-secret-access-key" env:"EXPORTER_S3_SECRET_ACCESS_KEY" help:"Static secret key; prefer the environment or a secret file over the command line."`
-	S3CABundle          string        `name:"s3-ca-bundle" env:"EXPORTER_S3_CA_BUNDLE" help:"PEM file of CAs to trust for the S3 endpoint." type:"existingfile"`
-	S3PartSize          int64         `name:"s3-part-size" env:"EXPORTER_S3_PART_SIZE" help:"Multipart upload part size in bytes (at least 5 MiB)." default:"16777216"`
-	S3MultipartAbove    int64         `name:"s3-multipart-above" env:"EXPORTER_S3_MULTIPART_ABOVE" help:"Upload files larger than this in parts." default:"33554432"`
-	S3UploadConcurrency int           `name:"s3-upload-concurrency" env:"EXPORTER_S3_UPLOAD_CONCURRENCY" help:"Parts of one file uploaded at once." default:"4"`
-	S3SSE               string        `name:"s3-sse" env:"EXPORTER_S3_SSE" help:"Server-side encryption: none, AES256 (SSE-S3) or aws:kms (SSE-KMS)." default:"none" enum:"none,AES256,aws:kms"`
-	S3SSEKMSKeyID       string        `name:"s3-sse-kms-key-id" env:"EXPORTER_S3_SSE_KMS_KEY_ID" help:"KMS key id for --s3-sse aws:kms."`
-	S3StorageClass      string        `name:"s3-storage-class" env:"EXPORTER_S3_STORAGE_CLASS" help:"Storage class of written objects (default: the bucket's)."`
-	S3RequestTimeout    time.Duration `name:"s3-request-timeout" env:"EXPORTER_S3_REQUEST_TIMEOUT" help:"Timeout of one S3 request attempt." default:"2m"`
-	S3RetryFor          time.Duration `name:"s3-retry-for" env:"EXPORTER_S3_RETRY_FOR" help:"How long one S3 operation is retried through throttling, 5xx and network errors before the run fails." default:"15m"`
-
 	UploadWorkers    int   `help:"Files uploaded at once." default:"4"`
 	UploadQueueBytes int64 `help:"Most bytes of finished files waiting for upload before reading pauses." default:"268435456"`
 
@@ -142,19 +152,42 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runContext(context.Background(), args, stdin, stdout, stderr)
 }
 
-// runContext runs the command line; cancelling ctx is a SIGTERM.
-func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c cli
-	exitCode := -1
-	parser, err := kong.New(&c,
+func newParser(c *cli, stdout, stderr io.Writer, exit func(int), extra ...kong.Option) (*kong.Kong, error) {
+	opts := append([]kong.Option{
 		kong.Name("exporter"),
 		kong.Description("Export CDC streams to Parquet files partitioned by table, schema version and date."),
 		kong.Configuration(loadYAMLConfig),
 		kong.DefaultEnvars("EXPORTER"),
 		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { exitCode = code }),
+		kong.Exit(exit),
 		kong.UsageOnError(),
-	)
+	}, extra...)
+	return kong.New(c, opts...)
+}
+
+// runContext runs the command line; cancelling ctx is a SIGTERM.
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "validate" {
+		// validate reads the config file itself: loading it through the
+		// --config flag would stop at its first problem.
+		path := ""
+		for i := 1; i < len(args); i++ {
+			switch {
+			case args[i] == "--config" && i+1 < len(args):
+				path = args[i+1]
+				i++
+			case strings.HasPrefix(args[i], "--config="):
+				path = strings.TrimPrefix(args[i], "--config=")
+			case args[i] == "--help" || args[i] == "-h":
+				fmt.Fprintln(stdout, "Usage: exporter validate --config FILE\n\nCheck a config file for exporter run and report every problem at once, with its key.")
+				return exitOK
+			}
+		}
+		return (&validateCmd{}).run(path, stdout, stderr)
+	}
+	var c cli
+	exitCode := -1
+	parser, err := newParser(&c, stdout, stderr, func(code int) { exitCode = code })
 	if err != nil {
 		fmt.Fprintln(stderr, "exporter:", err)
 		return exitFailure
@@ -167,12 +200,26 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "exporter:", err)
 		return exitUsage
 	}
+	logger := newLogger(stderr, "auto", "warn")
+	var cmdErr error
 	switch kctx.Command() {
 	case "run":
 		return c.Run.execute(ctx, stdin, stdout, stderr)
+	case "tables":
+		cmdErr = c.Tables.run(ctx, stdout, logger)
+	case "schema <table>":
+		cmdErr = c.Schema.run(ctx, stdout, logger)
+	case "validate":
+		return c.Validate.run(string(c.Config), stdout, stderr)
+	default:
+		fmt.Fprintln(stderr, "exporter: unknown command", kctx.Command())
+		return exitUsage
 	}
-	fmt.Fprintln(stderr, "exporter: unknown command", kctx.Command())
-	return exitUsage
+	if cmdErr != nil {
+		fmt.Fprintln(stderr, "exporter:", cmdErr)
+		return exitFailure
+	}
+	return exitOK
 }
 
 func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -477,7 +524,7 @@ type checker interface {
 	Check(ctx context.Context) error
 }
 
-func (r *runCmd) openSink(logger *slog.Logger) (sink, error) {
+func (r *sinkFlags) openSink(logger *slog.Logger) (sink, error) {
 	spec := r.Sink
 	u, err := url.Parse(spec)
 	if err != nil {

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
+)
+
+// lakeReader is what inspection needs from a sink.
+type lakeReader interface {
+	List(ctx context.Context, prefix string) ([]string, error)
+	Get(ctx context.Context, key string) ([]byte, error)
+}
+
+type tablesCmd struct {
+	sinkFlags `embed:""`
+}
+
+type schemaCmd struct {
+	sinkFlags `embed:""`
+	Table     string `arg:"" help:"Qualified table name, e.g. SALES.ORDERS."`
+	Version   int    `help:"Show this schema version in full (default: the history of all versions and the newest in full)."`
+}
+
+// schemaDoc is the part of a _schemas/ document inspection reads.
+type schemaDoc struct {
+	Table   string `json:"table"`
+	Version int    `json:"schema_version"`
+	DDL     string `json:"ddl"`
+	Opened  string `json:"opened_at_pos"`
+	Columns []struct {
+		Name     string `json:"name"`
+		Type     string `json:"type"`
+		Nullable bool   `json:"nullable"`
+		Key      bool   `json:"key"`
+		TypeFrom string `json:"type_from"`
+	} `json:"columns"`
+	Fields []struct {
+		Name     string `json:"name"`
+		Type     string `json:"type"`
+		Nullable bool   `json:"nullable"`
+	} `json:"arrow_schema"`
+}
+
+// tableVersions lists each table's schema documents, by version.
+func tableVersions(ctx context.Context, lr lakeReader) (map[string][]schemaDoc, error) {
+	keys, err := lr.List(ctx, "_schemas/")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]schemaDoc{}
+	for _, k := range keys {
+		if !strings.HasSuffix(k, ".json") {
+			continue
+		}
+		data, err := lr.Get(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		var d schemaDoc
+		if err := json.Unmarshal(data, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out[d.Table] = append(out[d.Table], d)
+	}
+	for t := range out {
+		sort.Slice(out[t], func(i, j int) bool { return out[t][i].Version < out[t][j].Version })
+	}
+	return out, nil
+}
+
+func (c *tablesCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logger) error {
+	st, err := c.openSink(logger)
+	if err != nil {
+		return err
+	}
+	versions, err := tableVersions(ctx, st)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(versions))
+	for t := range versions {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TABLE\tVERSIONS\tFILES\tROWS\tLAST POSITION")
+	for _, t := range names {
+		seg, err := partition.TableSegment(t)
+		if err != nil {
+			continue
+		}
+		keys, err := st.List(ctx, seg+"/")
+		if err != nil {
+			return err
+		}
+		var files, rows int64
+		var lastOffset int64 = -1
+		lastPos := ""
+		for _, k := range keys {
+			if !strings.HasSuffix(k, ".parquet") {
+				continue
+			}
+			data, err := st.Get(ctx, k)
+			if err != nil {
+				return err
+			}
+			r, err := file.NewParquetReader(bytes.NewReader(data))
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			files++
+			rows += r.NumRows()
+			kv := r.MetaData().KeyValueMetadata()
+			if off, err := strconv.ParseInt(valueOf(kv.FindValue("lakehouse.last_offset")), 10, 64); err == nil && off > lastOffset {
+				lastOffset, lastPos = off, valueOf(kv.FindValue("lakehouse.last_pos"))
+			}
+			r.Close()
+		}
+		vs := versions[t]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", t, vs[len(vs)-1].Version, files, rows, lastPos)
+	}
+	return tw.Flush()
+}
+
+func valueOf(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func (c *schemaCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logger) error {
+	st, err := c.openSink(logger)
+	if err != nil {
+		return err
+	}
+	versions, err := tableVersions(ctx, st)
+	if err != nil {
+		return err
+	}
+	vs := versions[c.Table]
+	if len(vs) == 0 {
+		return fmt.Errorf("no table %q in %s (exporter tables lists them)", c.Table, st)
+	}
+	show := vs[len(vs)-1]
+	if c.Version != 0 {
+		found := false
+		for _, v := range vs {
+			if v.Version == c.Version {
+				show, found = v, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("table %s has no schema version %d (it has 1..%d)", c.Table, c.Version, vs[len(vs)-1].Version)
+		}
+	} else {
+		fmt.Fprintf(stdout, "%s: %d schema versions\n", c.Table, len(vs))
+		for _, v := range vs {
+			ddl := v.DDL
+			if ddl == "" {
+				ddl = "(first metadata)"
+			}
+			fmt.Fprintf(stdout, "  v%d  %d columns  opened at %q by %s\n", v.Version, len(v.Columns), v.Opened, ddl)
+		}
+		fmt.Fprintln(stdout)
+	}
+	fmt.Fprintf(stdout, "%s schema version %d:\n", c.Table, show.Version)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  COLUMN\tARROW TYPE\tNULLABLE\tKEY\tTYPE FROM")
+	keys := map[string]string{}
+	for _, c := range show.Columns {
+		keys[c.Name] = fmt.Sprintf("%v\t%s", c.Key, c.TypeFrom)
+	}
+	for _, f := range show.Fields {
+		extra, ok := keys[f.Name]
+		if !ok {
+			extra = "\t(metacolumn)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%v\t%s\n", f.Name, f.Type, f.Nullable, extra)
+	}
+	return tw.Flush()
+}
