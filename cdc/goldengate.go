@@ -1,7 +1,6 @@
 package cdc
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -92,7 +91,7 @@ func (d *GoldenGate) Decode(data []byte, rec *Record) error {
 	rec.Reset()
 	// jsonparser skips over much that is not JSON; validating first keeps
 	// "malformed" an explicit, testable decision rather than a parser quirk.
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		return Rejectf(ReasonMalformedJSON, "record is not valid JSON")
 	}
 	return d.decode(data, rec, 0)
@@ -179,7 +178,7 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 		case jsonparser.String:
 			// data carried as a JSON text inside a string
 			inner, err := jsonparser.Unescape(t.data, nil)
-			if err != nil || !json.Valid(inner) {
+			if err != nil || !validJSON(inner) {
 				return Rejectf(ReasonMalformedJSON, "CloudEvents data string is not a JSON record")
 			}
 			return d.decode(append([]byte(nil), inner...), rec, depth+1)

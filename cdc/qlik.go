@@ -34,7 +34,7 @@ func NewQlik(opts QlikOptions) *Qlik { return &Qlik{opts: opts, intern: newInter
 func (d *Qlik) Decode(data []byte, rec *Record) error {
 	rec.Reset()
 	rec.Format = FormatQlik
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		return Rejectf(ReasonMalformedJSON, "message is not valid JSON")
 	}
 	if _, vt, _, err := jsonparser.Get(data); err != nil || vt != jsonparser.Object {

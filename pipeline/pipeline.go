@@ -187,6 +187,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Writer.Now == nil {
 		cfg.Writer.Now = cfg.Now
 	}
+	// Compression runs on the upload goroutines, not on the decoder's.
+	cfg.Writer.DeferEncode = true
 	w, err := writer.New(cfg.Writer)
 	if err != nil {
 		return Summary{}, err

@@ -13,14 +13,14 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
-// uploader puts finished files into the store on a few goroutines while
-// decoding goes on. The bytes waiting for upload are bounded: when the
+// uploader encodes finished files to Parquet and puts them into the store
+// on a few goroutines while decoding goes on. The bytes waiting for upload are bounded: when the
 // store is slow or down, send blocks, and so the pipeline stops reading
 // input instead of growing.
 type uploader struct {
 	store Store
 	log   *slog.Logger
-	queue chan *writer.File
+	queue chan queued
 	wg    sync.WaitGroup
 	// bytes bounds the encoded bytes waiting for or in upload.
 	bytes    *semaphore.Weighted
@@ -37,7 +37,7 @@ type uploader struct {
 }
 
 func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log *slog.Logger, sum *Summary, obs Observer) *uploader {
-	u := &uploader{store: st, log: log, queue: make(chan *writer.File, 1024), sum: sum, obs: obs,
+	u := &uploader{store: st, log: log, queue: make(chan queued, 1024), sum: sum, obs: obs,
 		bytes: semaphore.NewWeighted(maxBytes), maxBytes: maxBytes, intents: map[string][]string{}}
 	// Uploads outlive a cancelled run context: a shutdown flushes and
 	// uploads what it has before it exits (bounded by the store's retry
@@ -47,21 +47,31 @@ func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log
 		u.wg.Add(1)
 		go func() {
 			defer u.wg.Done()
-			for f := range u.queue {
+			for q := range u.queue {
+				f := q.file
 				if u.failed() == nil {
 					start := time.Now()
-					if err := u.put(upCtx, f); err != nil {
+					if err := f.Encode(); err != nil {
+						u.fail(err)
+					} else if err := u.put(upCtx, f); err != nil {
 						u.fail(err)
 					} else {
 						u.record(f, time.Since(start))
 					}
 				}
-				u.bytes.Release(u.weight(f))
+				f.Release()
+				u.bytes.Release(q.weight)
 				u.pending.Done()
 			}
 		}()
 	}
 	return u
+}
+
+// queued is a file and what it holds of the byte bound.
+type queued struct {
+	file   *writer.File
+	weight int64
 }
 
 // put writes the file's intent, then the file.
@@ -122,15 +132,20 @@ func (u *uploader) record(f *writer.File, took time.Duration) {
 
 // send queues files; it returns the first upload failure, if any.
 func (u *uploader) send(ctx context.Context, files []*writer.File) error {
-	for _, f := range files {
-		if err := u.failed(); err != nil {
-			return err
+	for i, f := range files {
+		err := u.failed()
+		w := u.weight(f)
+		if err == nil {
+			err = u.bytes.Acquire(ctx, w)
 		}
-		if err := u.bytes.Acquire(ctx, u.weight(f)); err != nil {
+		if err != nil {
+			for _, g := range files[i:] {
+				g.Release() // never uploaded: free their rows
+			}
 			return err
 		}
 		u.pending.Add(1)
-		u.queue <- f // never blocks for long: the semaphore bounds the queue
+		u.queue <- queued{f, w} // never blocks for long: the semaphore bounds the queue
 	}
 	return u.failed()
 }
@@ -138,7 +153,7 @@ func (u *uploader) send(ctx context.Context, files []*writer.File) error {
 // weight is what a file counts against the byte bound; a file larger than
 // the bound takes all of it, so it still goes through, alone.
 func (u *uploader) weight(f *writer.File) int64 {
-	return max(1, min(int64(len(f.Data)), u.maxBytes))
+	return max(1, min(f.Size(), u.maxBytes))
 }
 
 // close waits for every queued file to be uploaded and returns the first

@@ -33,7 +33,11 @@ type Config struct {
 	// by op_ts.
 	ProcessingTime bool
 	Allocator      memory.Allocator // default memory.DefaultAllocator
-	Now            func() time.Time // default time.Now
+	// DeferEncode leaves Parquet encoding to File.Encode, so that the
+	// caller can compress files on other goroutines; by default files are
+	// encoded when they are flushed.
+	DeferEncode bool
+	Now         func() time.Time // default time.Now
 }
 
 // ParseCompression maps a codec name to Parquet's; unknown names are an
@@ -71,6 +75,9 @@ type File struct {
 	FirstOffset     int64
 	LastOffset      int64
 	NewestOpTS      time.Time // the latest op_ts of its rows
+
+	estimate int64          // buffered bytes, until encoded
+	enc      *pendingEncode // rows waiting to be encoded (Config.DeferEncode)
 }
 
 // Key identifies one open buffer.
@@ -299,13 +306,8 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 	delete(w.buffers, b.key)
 	w.buffered -= b.bytes
 	defer b.release()
-	data, err := w.encode(b)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s schema version %d: %w", b.key.Table, b.key.Version, err)
-	}
-	return &File{
+	f := &File{
 		Key:             partition.DataDir(b.seg, b.key.Version, b.key.TimePart) + "/" + partition.DataFileName(b.key.Partition, b.firstOffset),
-		Data:            data,
 		Table:           b.key.Table,
 		Version:         b.key.Version,
 		Rows:            b.rows,
@@ -314,10 +316,29 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 		FirstOffset:     b.firstOffset,
 		LastOffset:      b.lastOffset,
 		NewestOpTS:      b.newestOpTS,
-	}, nil
+		estimate:        b.bytes,
+		enc:             w.prepare(b),
+	}
+	if !w.cfg.DeferEncode {
+		if err := f.Encode(); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
 }
 
-func (w *Writer) encode(b *buffer) ([]byte, error) {
+// pendingEncode is a finished record batch waiting to become Parquet.
+type pendingEncode struct {
+	batch    arrow.RecordBatch
+	kv       [][2]string
+	codec    compress.Compression
+	rowGroup int64
+	mem      memory.Allocator
+}
+
+// prepare turns a buffer into an immutable record batch; encoding it can
+// then happen on another goroutine while the buffer's builders are gone.
+func (w *Writer) prepare(b *buffer) *pendingEncode {
 	rec := b.rb.NewRecordBatch()
 	defer rec.Release()
 	// A column the source declares NOT NULL is written REQUIRED unless this
@@ -331,45 +352,74 @@ func (w *Writer) encode(b *buffer) ([]byte, error) {
 	}
 	md := b.version.Schema.Metadata()
 	schema := arrow.NewSchema(fields, &md)
-	out := array.NewRecordBatch(schema, rec.Columns(), rec.NumRows())
-	defer out.Release()
+	return &pendingEncode{
+		batch: array.NewRecordBatch(schema, rec.Columns(), rec.NumRows()),
+		kv: [][2]string{
+			{"lakehouse.table", b.key.Table},
+			{"lakehouse.schema_version", strconv.Itoa(b.key.Version)},
+			{"lakehouse.source_partition", b.key.Partition},
+			{"lakehouse.first_offset", strconv.FormatInt(b.firstOffset, 10)},
+			{"lakehouse.last_offset", strconv.FormatInt(b.lastOffset, 10)},
+			{"lakehouse.first_pos", b.firstPos},
+			{"lakehouse.last_pos", b.lastPos},
+		},
+		codec: w.codec, rowGroup: w.cfg.RowGroupRows, mem: w.cfg.Allocator,
+	}
+}
 
+// Encode turns the file's rows into Parquet bytes (Data), once; it is safe
+// to call from any goroutine, but not from two at once.
+func (f *File) Encode() error {
+	if f.enc == nil {
+		return nil
+	}
+	e := f.enc
+	f.enc = nil
+	defer e.batch.Release()
 	var buf bytes.Buffer
 	props := parquet.NewWriterProperties(
-		parquet.WithCompression(w.codec),
+		parquet.WithCompression(e.codec),
 		parquet.WithStats(true),
-		parquet.WithMaxRowGroupLength(w.cfg.RowGroupRows),
-		parquet.WithAllocator(w.cfg.Allocator),
+		parquet.WithMaxRowGroupLength(e.rowGroup),
+		parquet.WithAllocator(e.mem),
 		parquet.WithCreatedBy("lakehouse-exporter"),
 	)
-	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.cfg.Allocator), pqarrow.WithStoreSchema())
-	fw, err := pqarrow.NewFileWriter(schema, &buf, props, arrProps)
+	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(e.mem), pqarrow.WithStoreSchema())
+	fw, err := pqarrow.NewFileWriter(e.batch.Schema(), &buf, props, arrProps)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("encode %s: %w", f.Key, err)
 	}
-	kv := [][2]string{
-		{"lakehouse.table", b.key.Table},
-		{"lakehouse.schema_version", strconv.Itoa(b.key.Version)},
-		{"lakehouse.source_partition", b.key.Partition},
-		{"lakehouse.first_offset", strconv.FormatInt(b.firstOffset, 10)},
-		{"lakehouse.last_offset", strconv.FormatInt(b.lastOffset, 10)},
-		{"lakehouse.first_pos", b.firstPos},
-		{"lakehouse.last_pos", b.lastPos},
-	}
-	for _, p := range kv {
+	for _, p := range e.kv {
 		if err := fw.AppendKeyValueMetadata(p[0], p[1]); err != nil {
 			fw.Close()
-			return nil, err
+			return fmt.Errorf("encode %s: %w", f.Key, err)
 		}
 	}
-	if err := fw.Write(out); err != nil {
+	if err := fw.Write(e.batch); err != nil {
 		fw.Close()
-		return nil, err
+		return fmt.Errorf("encode %s: %w", f.Key, err)
 	}
 	if err := fw.Close(); err != nil {
-		return nil, err
+		return fmt.Errorf("encode %s: %w", f.Key, err)
 	}
-	return buf.Bytes(), nil
+	f.Data = buf.Bytes()
+	return nil
+}
+
+// Release frees the rows of a file that will not be encoded.
+func (f *File) Release() {
+	if f.enc != nil {
+		f.enc.batch.Release()
+		f.enc = nil
+	}
+}
+
+// Size is the file's encoded size, or an estimate before encoding.
+func (f *File) Size() int64 {
+	if f.Data != nil {
+		return int64(len(f.Data))
+	}
+	return f.estimate
 }
 
 // applyQlikMasks marks the columns that columnMask leaves out as absent
