@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -63,6 +64,7 @@ func BenchmarkConvert(b *testing.B) {
 		}
 		dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
 		sum, err := pipeline.Run(context.Background(), pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0,
+			NewDecoder: newGG, DecodeWorkers: decodeWorkers(),
 			Schema: arrowschema.Options{BeforeImage: true}, Writer: writer.Config{MaxRows: 25_000}})
 		src.Close()
 		if err != nil {
@@ -118,6 +120,7 @@ func BenchmarkConvert(b *testing.B) {
 			}
 			dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
 			sum, err := pipeline.Run(context.Background(), pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0,
+				NewDecoder: newGG, DecodeWorkers: decodeWorkers(),
 				Schema: arrowschema.Options{BeforeImage: true}, Writer: writer.Config{MaxRows: 25_000}})
 			src.Close()
 			if err != nil {
@@ -152,4 +155,16 @@ func BenchmarkConvert(b *testing.B) {
 		}
 		report(b)
 	})
+}
+
+func newGG() pipeline.Decoder { d, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{}); return d }
+
+// decodeWorkers is runtime.GOMAXPROCS, or BENCH_DECODE_WORKERS (0 turns
+// parallel decoding off, for before/after comparisons).
+func decodeWorkers() int {
+	if s := os.Getenv("BENCH_DECODE_WORKERS"); s != "" {
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	return runtime.GOMAXPROCS(0)
 }

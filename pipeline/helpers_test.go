@@ -42,12 +42,16 @@ func export(t *testing.T, dir string, mutate func(*pipeline.Config), paths ...st
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	cfg := pipeline.Config{
-		Source: src, Store: st, Decoder: dec, MaxRejects: -1,
-		Schema: arrowschema.Options{BeforeImage: true},
-		Writer: writer.Config{Allocator: mem},
+		Source: src, Store: st, Decoder: dec, MaxRejects: -1, DecodeWorkers: 2,
+		NewDecoder: func() pipeline.Decoder { d, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{}); return d },
+		Schema:     arrowschema.Options{BeforeImage: true},
+		Writer:     writer.Config{Allocator: mem},
 	}
 	if mutate != nil {
 		mutate(&cfg)
+	}
+	if cfg.Decoder != pipeline.Decoder(dec) {
+		cfg.NewDecoder = nil // the test chose another decoder: decode sequentially with it
 	}
 	sum, err := pipeline.Run(context.Background(), cfg)
 	mem.AssertSize(t, 0)

@@ -49,8 +49,9 @@ func runKafkaLogged(ctx context.Context, t *testing.T, addrs []string, group str
 	defer src.Close()
 	dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	cfg := pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0,
-		Schema: arrowschema.Options{BeforeImage: true}, Writer: writer.Config{Allocator: mem, MaxRows: 700}, Logger: log}
+	cfg := pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0, DecodeWorkers: 2,
+		NewDecoder: func() pipeline.Decoder { d, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{}); return d },
+		Schema:     arrowschema.Options{BeforeImage: true}, Writer: writer.Config{Allocator: mem, MaxRows: 700}, Logger: log}
 	if mutate != nil {
 		mutate(&cfg)
 	}

@@ -94,6 +94,11 @@ type Config struct {
 	// before reading pauses.
 	UploadWorkers    int
 	UploadQueueBytes int64
+	// NewDecoder, when set, makes a decoder for each of DecodeWorkers
+	// goroutines that decode records ahead, in parallel, while their order
+	// is kept. Decoder is still used for records replayed from the hold.
+	NewDecoder    func() Decoder
+	DecodeWorkers int
 	// InferColumns lets Qlik data messages of a table without a metadata
 	// message define its columns (all text) and add new ones.
 	InferColumns bool
@@ -233,70 +238,116 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 // ends fetching: the record in hand is processed with a context that is
 // not cancelled, so a shutdown never leaves half-done work.
 func (r *runner) loop(stopCtx context.Context) error {
-	ctx := context.WithoutCancel(stopCtx)
-	lastAgeCheck := r.cfg.Now()
-	for {
-		if r.cfg.Activity != nil {
-			r.cfg.Activity.Store(r.cfg.Now().UnixNano())
-		}
-		m, err := r.cfg.Source.Next(stopCtx)
-		if err == io.EOF {
-			return nil
-		}
-		if errors.Is(err, source.ErrIdle) {
-			lastAgeCheck = r.cfg.Now()
-			if err := r.periodic(ctx, lastAgeCheck); err != nil {
+	st := &loopState{ctx: context.WithoutCancel(stopCtx), stopCtx: stopCtx, lastAgeCheck: r.cfg.Now()}
+	if r.cfg.NewDecoder == nil || r.cfg.DecodeWorkers < 1 {
+		for {
+			m, err := r.cfg.Source.Next(stopCtx)
+			done, err := r.step(st, m, err, nil, nil)
+			if done || err != nil {
 				return err
-			}
-			continue
-		}
-		if err != nil {
-			if stopCtx.Err() != nil {
-				return nil // a requested stop; finish commits what was read
-			}
-			return fmt.Errorf("read input: %w", err)
-		}
-		if m.Control != nil {
-			if err := r.control(ctx, m.Control); err != nil {
-				return err
-			}
-			continue
-		}
-		ps, err := r.partition(ctx, m.Partition)
-		if err != nil {
-			return err
-		}
-		r.sum.Records++
-		r.cfg.Observer.RecordRead(m.Partition)
-		ps.lastRead = m.Offset
-		if err := r.handle(ctx, m, m.Value, false); err != nil {
-			return err
-		}
-		if r.sum.Records%1024 == 0 {
-			r.cfg.Observer.Buffered(r.writer.BufferedBytes(), r.cfg.UploadQueueBytes)
-			if now := r.cfg.Now(); now.Sub(lastAgeCheck) >= time.Second {
-				lastAgeCheck = now
-				if err := r.periodic(ctx, now); err != nil {
-					return err
-				}
 			}
 		}
 	}
+	p := newPrefetcher(stopCtx, r.cfg.Source, r.cfg.NewDecoder, r.cfg.DecodeWorkers)
+	defer p.close()
+	for {
+		b := p.next()
+		if b == nil {
+			return nil // the reader stopped: a requested stop
+		}
+		for i := range b.items[:b.n] {
+			it := &b.items[i]
+			var m *source.Message
+			if it.srcErr == nil {
+				m = &it.msg
+			}
+			done, err := r.step(st, m, it.srcErr, &it.rec, it.decErr)
+			if done || err != nil {
+				return err
+			}
+		}
+		p.recycle(b)
+	}
+}
+
+type loopState struct {
+	ctx, stopCtx context.Context
+	lastAgeCheck time.Time
+}
+
+// step handles one event of the source: a record (rec is its decoding,
+// when it was decoded ahead), a control, or an error from Next. It
+// reports whether the loop is done.
+func (r *runner) step(st *loopState, m *source.Message, err error, rec *cdc.Record, decErr error) (bool, error) {
+	ctx := st.ctx
+	if r.cfg.Activity != nil {
+		r.cfg.Activity.Store(r.cfg.Now().UnixNano())
+	}
+	if err == io.EOF {
+		return true, nil
+	}
+	if errors.Is(err, source.ErrIdle) {
+		st.lastAgeCheck = r.cfg.Now()
+		return false, r.periodic(ctx, st.lastAgeCheck)
+	}
+	if err != nil {
+		if st.stopCtx.Err() != nil {
+			return true, nil // a requested stop; finish commits what was read
+		}
+		return true, fmt.Errorf("read input: %w", err)
+	}
+	if m.Control != nil {
+		return false, r.control(ctx, m.Control)
+	}
+	ps, err := r.partition(ctx, m.Partition)
+	if err != nil {
+		return true, err
+	}
+	r.sum.Records++
+	r.cfg.Observer.RecordRead(m.Partition)
+	ps.lastRead = m.Offset
+	if rec != nil {
+		err = r.handleDecoded(ctx, m, m.Value, rec, decErr, false)
+	} else {
+		err = r.handle(ctx, m, m.Value, false)
+	}
+	if err != nil {
+		return true, err
+	}
+	if r.sum.Records%1024 == 0 {
+		r.cfg.Observer.Buffered(r.writer.BufferedBytes(), r.cfg.UploadQueueBytes)
+		if now := r.cfg.Now(); now.Sub(st.lastAgeCheck) >= time.Second {
+			st.lastAgeCheck = now
+			if err := r.periodic(ctx, now); err != nil {
+				return true, err
+			}
+		}
+	}
+	return false, nil
 }
 
 // handle processes one record. replay is true for a held record being
 // released, which must not be held again.
 func (r *runner) handle(ctx context.Context, m *source.Message, data []byte, replay bool) error {
+	var err error
+	if !m.Oversized {
+		err = r.cfg.Decoder.Decode(data, &r.rec)
+	}
+	return r.handleDecoded(ctx, m, data, &r.rec, err, replay)
+}
+
+// handleDecoded processes one record that a decoder turned into rec (or
+// failed to, with decErr).
+func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []byte, rec *cdc.Record, decErr error, replay bool) error {
 	if m.Oversized {
 		return r.reject(m, "", cdc.Rejectf(cdc.ReasonOversized, "record of %d bytes is larger than the limit", m.Size))
 	}
-	if err := r.cfg.Decoder.Decode(data, &r.rec); err != nil {
-		if rej, ok := cdc.AsReject(err); ok {
-			return r.reject(m, r.rec.Table, rej)
+	if decErr != nil {
+		if rej, ok := cdc.AsReject(decErr); ok {
+			return r.reject(m, rec.Table, rej)
 		}
-		return err
+		return decErr
 	}
-	rec := &r.rec
 	catalog := r.catalog(m.Partition)
 	switch rec.Class {
 	case cdc.ClassSchema:

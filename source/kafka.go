@@ -467,3 +467,6 @@ func (k *Kafka) highWatermark(ctx context.Context, topic string, partition int) 
 // PerPartitionCatalog tells the pipeline that partitions resume from a
 // stored offset, so each keeps its own schema catalog in its checkpoint.
 func (k *Kafka) PerPartitionCatalog() bool { return true }
+
+// Ready reports whether Next would return without waiting.
+func (k *Kafka) Ready() bool { return len(k.events) > 0 }

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/lakehouse-exporter/lakehouse-exporter/lakeview"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 )
 
@@ -190,4 +191,27 @@ func (c *schemaCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logg
 		fmt.Fprintf(tw, "  %s\t%s\t%v\t%s\n", f.Name, f.Type, f.Nullable, extra)
 	}
 	return tw.Flush()
+}
+
+type viewsCmd struct {
+	sinkFlags `embed:""`
+	Dialect   string `help:"SQL dialect: duckdb or spark." default:"duckdb" enum:"duckdb,spark"`
+	Root      string `help:"How the query engine reaches the sink (default: the sink's folder, or its s3:// URL)."`
+}
+
+func (c *viewsCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logger) error {
+	st, err := c.openSink(logger)
+	if err != nil {
+		return err
+	}
+	root := c.Root
+	if root == "" {
+		root = strings.TrimPrefix(st.String(), "file://")
+	}
+	sql, err := lakeview.Generate(ctx, st, root, c.Dialect)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, sql)
+	return err
 }

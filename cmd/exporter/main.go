@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -49,6 +50,7 @@ type cli struct {
 	Tables   tablesCmd       `cmd:"" help:"List the tables of a lake: schema versions, files, rows, last position."`
 	Schema   schemaCmd       `cmd:"" help:"Show a table's Arrow schema and its DDL history."`
 	Validate validateCmd     `cmd:"" help:"Check a config file and report every problem at once, with its key."`
+	Views    viewsCmd        `cmd:"" help:"Print SQL creating a view per table over all its schema versions, and a current-state view per table."`
 }
 
 // sinkFlags select and configure the sink; every command that reads or
@@ -122,7 +124,8 @@ type runCmd struct {
 	GGOpDelete       string `name:"gg-op-delete" help:"GoldenGate op string for deletes." default:"DELETE"`
 	GGOpUpsert       string `name:"gg-op-upsert" help:"GoldenGate op string for upserts." default:"UPSERT"`
 
-	UploadWorkers    int   `help:"Files uploaded at once." default:"4"`
+	DecodeWorkers    int   `help:"Goroutines decoding records ahead, in parallel (0: one per CPU; -1: decode on the main goroutine)." default:"0"`
+	UploadWorkers    int   `help:"Files encoded and uploaded at once." default:"4"`
 	UploadQueueBytes int64 `help:"Most bytes of finished files waiting for upload before reading pauses." default:"268435456"`
 
 	QlikTable        string `help:"Table name for Qlik data messages that carry no schema/table."`
@@ -211,6 +214,8 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		cmdErr = c.Schema.run(ctx, stdout, logger)
 	case "validate":
 		return c.Validate.run(string(c.Config), stdout, stderr)
+	case "views":
+		cmdErr = c.Views.run(ctx, stdout, logger)
 	default:
 		fmt.Fprintln(stderr, "exporter: unknown command", kctx.Command())
 		return exitUsage
@@ -376,14 +381,24 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 	if err != nil {
 		add("%v", err)
 	}
-	qlik := cdc.NewQlik(cdc.QlikOptions{DefaultTable: r.QlikTable})
-	switch r.Format {
-	case "goldengate":
-		cfg.Decoder = dec
-	case "qlik":
-		cfg.Decoder = qlik
-	default:
-		cfg.Decoder = &cdc.Auto{GoldenGate: dec, Qlik: qlik}
+	newDecoder := func() pipeline.Decoder {
+		gg, _ := cdc.NewGoldenGate(names) // names were checked above
+		qlik := cdc.NewQlik(cdc.QlikOptions{DefaultTable: r.QlikTable})
+		switch r.Format {
+		case "goldengate":
+			return gg
+		case "qlik":
+			return qlik
+		}
+		return &cdc.Auto{GoldenGate: gg, Qlik: qlik}
+	}
+	if dec != nil {
+		cfg.Decoder = newDecoder()
+		cfg.NewDecoder = newDecoder
+		cfg.DecodeWorkers = r.DecodeWorkers
+		if cfg.DecodeWorkers == 0 {
+			cfg.DecodeWorkers = runtime.GOMAXPROCS(0)
+		}
 	}
 	cfg.InferColumns = r.QlikInferColumns
 	hints, err := arrowschema.ParseHints(r.TypeHint)

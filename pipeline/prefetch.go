@@ -1,0 +1,140 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/source"
+)
+
+// readyReporter is implemented by sources that can tell whether Next
+// would return at once; the prefetcher then gathers a batch. Others get
+// batches of one, so no record waits for a batch to fill.
+type readyReporter interface{ Ready() bool }
+
+const batchSize = 256
+
+// item is one event of the source, decoded ahead of its turn.
+type item struct {
+	msg    source.Message // Value is owned by the item (buf)
+	buf    []byte
+	rec    cdc.Record
+	decErr error // the decoder's verdict on msg
+	srcErr error // Next's error (io.EOF, ErrIdle, a failure) instead of a message
+}
+
+type batch struct {
+	items []item
+	n     int
+	done  chan struct{} // closed when every item is decoded
+}
+
+// prefetcher reads the source on its own goroutine and decodes records on
+// several, while the caller gets them back in source order. Decoding is
+// the part of the work that needs no shared state, so it is the part that
+// runs in parallel; the schema catalog and table buffers stay on the
+// caller's goroutine.
+type prefetcher struct {
+	order chan *batch // batches in source order
+	free  chan *batch
+	work  chan *batch
+	wg    sync.WaitGroup
+	stop  context.CancelFunc
+}
+
+func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Decoder, workers int) *prefetcher {
+	ctx, cancel := context.WithCancel(ctx)
+	inFlight := 2*workers + 2
+	p := &prefetcher{order: make(chan *batch, inFlight), free: make(chan *batch, inFlight), work: make(chan *batch, inFlight), stop: cancel}
+	for range inFlight {
+		p.free <- &batch{items: make([]item, batchSize)}
+	}
+	for range workers {
+		dec := newDecoder()
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			for b := range p.work {
+				for i := range b.items[:b.n] {
+					it := &b.items[i]
+					if it.srcErr == nil && it.msg.Control == nil && !it.msg.Oversized {
+						it.decErr = dec.Decode(it.msg.Value, &it.rec)
+					}
+				}
+				close(b.done)
+			}
+		}()
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(p.order)
+		defer close(p.work)
+		ready, _ := src.(readyReporter)
+		for {
+			var b *batch
+			select {
+			case b = <-p.free:
+			case <-ctx.Done():
+				return
+			}
+			b.n, b.done = 0, make(chan struct{})
+			last := false
+			for b.n < batchSize && (b.n == 0 || (ready != nil && ready.Ready())) {
+				it := &b.items[b.n]
+				it.srcErr, it.decErr = nil, nil
+				m, err := src.Next(ctx)
+				b.n++
+				if err != nil {
+					it.msg, it.srcErr = source.Message{}, err
+					last = !errors.Is(err, source.ErrIdle)
+					break
+				}
+				it.msg = *m
+				it.buf = append(it.buf[:0], m.Value...)
+				it.msg.Value = it.buf
+				if m.Control != nil {
+					break // the caller must answer it before anything else is read
+				}
+			}
+			p.order <- b
+			p.work <- b
+			if last {
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// next returns the next batch in source order, once decoded; nil when the
+// reader has stopped.
+func (p *prefetcher) next() *batch {
+	b, ok := <-p.order
+	if !ok {
+		return nil
+	}
+	<-b.done
+	return b
+}
+
+// recycle gives a processed batch back.
+func (p *prefetcher) recycle(b *batch) {
+	select {
+	case p.free <- b:
+	default:
+	}
+}
+
+// close stops reading and waits for every goroutine.
+func (p *prefetcher) close() {
+	p.stop()
+	go func() {
+		for b := range p.order {
+			<-b.done
+		}
+	}()
+	p.wg.Wait()
+}
