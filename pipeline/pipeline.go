@@ -94,6 +94,10 @@ type Config struct {
 	// before reading pauses.
 	UploadWorkers    int
 	UploadQueueBytes int64
+	// MaxBufferBytes bounds the bytes held in all open table buffers
+	// together; past it the largest buffers are flushed first, down to half
+	// the budget. Default 256 MiB.
+	MaxBufferBytes int64
 	// NewDecoder, when set, makes a decoder for each of DecodeWorkers
 	// goroutines that decode records ahead, in parallel, while their order
 	// is kept. Decoder is still used for records replayed from the hold.
@@ -123,7 +127,9 @@ type Summary struct {
 	Bytes        int64
 	Tables       int
 	SchemaEvents int
-	Elapsed      time.Duration
+	// PeakBufferedBytes is the most the open table buffers held at once.
+	PeakBufferedBytes int64
+	Elapsed           time.Duration
 }
 
 // ErrTooManyRejects is wrapped by Run's error when MaxRejects is exceeded.
@@ -188,6 +194,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	if cfg.UploadQueueBytes <= 0 {
 		cfg.UploadQueueBytes = 256 << 20
+	}
+	if cfg.MaxBufferBytes <= 0 {
+		cfg.MaxBufferBytes = 256 << 20
 	}
 	if cfg.Writer.Now == nil {
 		cfg.Writer.Now = cfg.Now
@@ -417,6 +426,18 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 			return err
 		}
 		r.cfg.Observer.RecordAccepted(rec.Table, rec.Op.String())
+		b := r.writer.BufferedBytes()
+		r.sum.PeakBufferedBytes = max(r.sum.PeakBufferedBytes, b)
+		if b > r.cfg.MaxBufferBytes {
+			// Over the budget: the largest buffers go first, so that many
+			// small tables keep filling whole files.
+			more, err := r.writer.FlushLargest(r.cfg.MaxBufferBytes/2, "budget")
+			files = append(files, more...)
+			if err != nil {
+				r.upload(ctx, files)
+				return err
+			}
+		}
 		return r.upload(ctx, files)
 	}
 	return nil

@@ -124,6 +124,7 @@ type runCmd struct {
 	GGOpDelete       string `name:"gg-op-delete" help:"GoldenGate op string for deletes." default:"DELETE"`
 	GGOpUpsert       string `name:"gg-op-upsert" help:"GoldenGate op string for upserts." default:"UPSERT"`
 
+	MaxBufferBytes   int64 `help:"Budget for all open table buffers together; past it the largest are flushed first." default:"268435456"`
 	DecodeWorkers    int   `help:"Goroutines decoding records ahead, in parallel (0: one per CPU; -1: decode on the main goroutine)." default:"0"`
 	UploadWorkers    int   `help:"Files encoded and uploaded at once." default:"4"`
 	UploadQueueBytes int64 `help:"Most bytes of finished files waiting for upload before reading pauses." default:"268435456"`
@@ -368,7 +369,7 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	cfg := pipeline.Config{
 		MaxRejects: r.MaxRejects, HoldMaxRecords: r.HoldMaxRecords, HoldMaxBytes: r.HoldMaxBytes, HoldMaxAge: r.HoldMaxAge,
-		ProgressEvery: r.ProgressEvery, Logger: logger, UploadWorkers: r.UploadWorkers, UploadQueueBytes: r.UploadQueueBytes,
+		ProgressEvery: r.ProgressEvery, Logger: logger, UploadWorkers: r.UploadWorkers, UploadQueueBytes: r.UploadQueueBytes, MaxBufferBytes: r.MaxBufferBytes,
 	}
 
 	if r.Schedule != "" && r.Once {
