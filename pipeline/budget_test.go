@@ -13,9 +13,9 @@ import (
 // largest are flushed first, and every record still lands once.
 func TestBufferBudgetBoundsMemoryAcrossManyTables(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "many.jsonl")
-	st := generate(t, in, gen.Options{Records: 6000, Tables: 60, Seed: 4})
+	st := generate(t, in, gen.Options{Records: 3000, Tables: 30, Seed: 4})
 	dir := t.TempDir()
-	const budget = 256 << 10
+	const budget = 128 << 10
 	sum, err := export(t, dir, func(c *pipeline.Config) { c.MaxBufferBytes = budget }, in)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestBufferBudgetBoundsMemoryAcrossManyTables(t *testing.T) {
 		t.Errorf("%d files for %d tables: the budget never flushed anything", sum.Files, len(st.TableNames))
 	}
 	rows := query(t, openDuck(t), `SELECT count(*), count(DISTINCT pos) FROM `+lakeGlob(dir, ""))
-	if got := rowStrings(rows)[0]; got != "6000|6000" {
+	if got := rowStrings(rows)[0]; got != "3000|3000" {
 		t.Errorf("rows|distinct pos = %s", got)
 	}
 }
