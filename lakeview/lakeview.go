@@ -78,30 +78,57 @@ func (t *Table) Keys() []string {
 	return out
 }
 
-// schemaDoc is the part of _schemas/{table}/v{N}.json lakeview reads.
-type schemaDoc struct {
-	Table   string `json:"table"`
-	Version int    `json:"schema_version"`
-	Fields  []struct {
-		Name string `json:"name"`
+// VersionDoc is the part of a _schemas/{table}/v{N}.json document that
+// readers of the lake use.
+type VersionDoc struct {
+	Table       string `json:"table"`
+	Version     int    `json:"schema_version"`
+	DDL         string `json:"ddl"`
+	OpenedAtPos string `json:"opened_at_pos"`
+	Fields      []struct {
+		Name     string `json:"name"`
+		Type     string `json:"type"`
+		Nullable bool   `json:"nullable"`
 	} `json:"arrow_schema"`
 	Columns []struct {
-		Name string `json:"name"`
-		Key  bool   `json:"key"`
-		Type string `json:"type"`
+		Name     string `json:"name"`
+		Key      bool   `json:"key"`
+		Type     string `json:"type"`
+		Nullable bool   `json:"nullable"`
+		TypeFrom string `json:"type_from"`
 	} `json:"columns"`
 }
 
-// Tables reads the schema registry of the lake in st and describes every
-// table, sorted by name.
-func Tables(ctx context.Context, st Store) ([]Table, error) {
+// ReadRegistry reads every schema document of the lake, by table name,
+// versions ascending. A document that disagrees with its folder or file
+// name is an error.
+func ReadRegistry(ctx context.Context, st Store) (map[string][]VersionDoc, error) {
+	bySeg, err := readRegistry(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]VersionDoc{}
+	for seg, docs := range bySeg {
+		name, err := partition.ParseTableSegment(seg)
+		if err != nil {
+			return nil, fmt.Errorf("schema registry folder %q: %w", seg, err)
+		}
+		for _, d := range docs {
+			out[name] = append(out[name], d.doc)
+		}
+	}
+	return out, nil
+}
+
+type docAt struct {
+	version int
+	doc     VersionDoc
+}
+
+func readRegistry(ctx context.Context, st Store) (map[string][]docAt, error) {
 	keys, err := st.List(ctx, "_schemas/")
 	if err != nil {
 		return nil, fmt.Errorf("list schema registry: %w", err)
-	}
-	type docAt struct {
-		version int
-		doc     schemaDoc
 	}
 	bySeg := map[string][]docAt{}
 	for _, key := range keys {
@@ -113,7 +140,7 @@ func Tables(ctx context.Context, st Store) ([]Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", key, err)
 		}
-		var d schemaDoc
+		var d VersionDoc
 		if err := json.Unmarshal(data, &d); err != nil {
 			return nil, fmt.Errorf("%s: %w", key, err)
 		}
@@ -122,14 +149,26 @@ func Tables(ctx context.Context, st Store) ([]Table, error) {
 		}
 		bySeg[seg] = append(bySeg[seg], docAt{version, d})
 	}
+	for seg := range bySeg {
+		docs := bySeg[seg]
+		sort.Slice(docs, func(i, j int) bool { return docs[i].version < docs[j].version })
+	}
+	return bySeg, nil
+}
 
+// Tables reads the schema registry of the lake in st and describes every
+// table, sorted by name.
+func Tables(ctx context.Context, st Store) ([]Table, error) {
+	bySeg, err := readRegistry(ctx, st)
+	if err != nil {
+		return nil, err
+	}
 	var tables []Table
 	for seg, docs := range bySeg {
 		name, err := partition.ParseTableSegment(seg)
 		if err != nil {
 			return nil, fmt.Errorf("schema registry folder %q: %w", seg, err)
 		}
-		sort.Slice(docs, func(i, j int) bool { return docs[i].version < docs[j].version })
 		t := Table{Name: name, Segment: seg}
 		index := map[string]int{}
 		for _, d := range docs {

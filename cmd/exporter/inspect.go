@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,12 +16,6 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 )
 
-// lakeReader is what inspection needs from a sink.
-type lakeReader interface {
-	List(ctx context.Context, prefix string) ([]string, error)
-	Get(ctx context.Context, key string) ([]byte, error)
-}
-
 type tablesCmd struct {
 	sinkFlags `embed:""`
 }
@@ -33,59 +26,12 @@ type schemaCmd struct {
 	Version   int    `help:"Show this schema version in full (default: the history of all versions and the newest in full)."`
 }
 
-// schemaDoc is the part of a _schemas/ document inspection reads.
-type schemaDoc struct {
-	Table   string `json:"table"`
-	Version int    `json:"schema_version"`
-	DDL     string `json:"ddl"`
-	Opened  string `json:"opened_at_pos"`
-	Columns []struct {
-		Name     string `json:"name"`
-		Type     string `json:"type"`
-		Nullable bool   `json:"nullable"`
-		Key      bool   `json:"key"`
-		TypeFrom string `json:"type_from"`
-	} `json:"columns"`
-	Fields []struct {
-		Name     string `json:"name"`
-		Type     string `json:"type"`
-		Nullable bool   `json:"nullable"`
-	} `json:"arrow_schema"`
-}
-
-// tableVersions lists each table's schema documents, by version.
-func tableVersions(ctx context.Context, lr lakeReader) (map[string][]schemaDoc, error) {
-	keys, err := lr.List(ctx, "_schemas/")
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][]schemaDoc{}
-	for _, k := range keys {
-		if !strings.HasSuffix(k, ".json") {
-			continue
-		}
-		data, err := lr.Get(ctx, k)
-		if err != nil {
-			return nil, err
-		}
-		var d schemaDoc
-		if err := json.Unmarshal(data, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		out[d.Table] = append(out[d.Table], d)
-	}
-	for t := range out {
-		sort.Slice(out[t], func(i, j int) bool { return out[t][i].Version < out[t][j].Version })
-	}
-	return out, nil
-}
-
 func (c *tablesCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logger) error {
 	st, err := c.openSink(logger)
 	if err != nil {
 		return err
 	}
-	versions, err := tableVersions(ctx, st)
+	versions, err := lakeview.ReadRegistry(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -146,7 +92,7 @@ func (c *schemaCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logg
 	if err != nil {
 		return err
 	}
-	versions, err := tableVersions(ctx, st)
+	versions, err := lakeview.ReadRegistry(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -172,7 +118,7 @@ func (c *schemaCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logg
 			if ddl == "" {
 				ddl = "(first metadata)"
 			}
-			fmt.Fprintf(stdout, "  v%d  %d columns  opened at %q by %s\n", v.Version, len(v.Columns), v.Opened, ddl)
+			fmt.Fprintf(stdout, "  v%d  %d columns  opened at %q by %s\n", v.Version, len(v.Columns), v.OpenedAtPos, ddl)
 		}
 		fmt.Fprintln(stdout)
 	}
