@@ -31,6 +31,7 @@ type Metrics struct {
 	budget         prometheus.Gauge
 	versions       *prometheus.GaugeVec // table
 	lastCheckpoint prometheus.Gauge
+	lag            *prometheus.GaugeVec // partition
 
 	newestOpTS atomic.Int64 // unix micro of the newest op_ts in a durable file
 	now        func() time.Time
@@ -66,6 +67,8 @@ func New() *Metrics {
 		Help: "Schema version in force, by table."}, []string{"table"})
 	m.lastCheckpoint = prometheus.NewGauge(prometheus.GaugeOpts{Name: "exporter_last_checkpoint_timestamp_seconds",
 		Help: "When the last checkpoint was written (unix seconds)."})
+	m.lag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "exporter_source_lag_records",
+		Help: "Records of a source partition behind the one just read (Kafka consumer lag)."}, []string{"partition"})
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "exporter_event_time_lag_seconds",
 		Help: "Now minus the newest op_ts in a durable file; NaN before the first file."}, func() float64 {
 		us := m.newestOpTS.Load()
@@ -75,7 +78,7 @@ func New() *Metrics {
 		return m.now().Sub(time.UnixMicro(us)).Seconds()
 	})
 	for _, c := range []prometheus.Collector{m.records, m.rowsWritten, m.rejected, m.files, m.bytes, m.flushes, m.read,
-		m.uploadSeconds, m.storageRetries, m.buffered, m.budget, m.versions, m.lastCheckpoint, lag,
+		m.uploadSeconds, m.storageRetries, m.buffered, m.budget, m.versions, m.lastCheckpoint, lag, m.lag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}
@@ -122,6 +125,11 @@ func (m *Metrics) Checkpointed(at time.Time) { m.lastCheckpoint.Set(float64(at.U
 func (m *Metrics) Buffered(bytes, budget int64) {
 	m.buffered.Set(float64(bytes))
 	m.budget.Set(float64(budget))
+}
+
+// SourceLag records how far a partition's reader is behind its end.
+func (m *Metrics) SourceLag(partition string, lag int64) {
+	m.lag.WithLabelValues(partition).Set(float64(lag))
 }
 
 // StorageRetry counts a retried storage request.

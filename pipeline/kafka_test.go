@@ -108,12 +108,17 @@ func TestKafkaOnceDrainsAndCommits(t *testing.T) {
 	local, _ := store.NewLocal(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sum, err := runKafka(ctx, t, addrs, "g-once", true, local, nil)
+	lags := &lagObserver{last: map[string]int64{}}
+	sum, err := runKafka(ctx, t, addrs, "g-once", true, local, func(c *pipeline.Config) { c.Observer = lags })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum.Rejected != 0 {
 		t.Fatalf("rejected %d", sum.Rejected)
+	}
+	// drained to the watermark: every partition ends with no lag
+	if len(lags.last) != 3 || lags.last["cdc-0"] != 0 || lags.last["cdc-1"] != 0 || lags.last["cdc-2"] != 0 {
+		t.Errorf("last lag per partition: %v", lags.last)
 	}
 	checkExactlyOnce(t, dir, st)
 	files := len(dataFiles(t, dir))
@@ -229,3 +234,26 @@ func debugLog(a *assignments, name string) *slog.Logger {
 	}
 	return slog.New(tee{a, slog.NewTextHandler(os.Stderr, nil).WithAttrs([]slog.Attr{slog.String("instance", name)})})
 }
+
+// lagObserver keeps the last lag reported per partition.
+type lagObserver struct {
+	noopObserver
+	mu   sync.Mutex
+	last map[string]int64
+}
+
+func (l *lagObserver) SourceLag(p string, lag int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last[p] = lag
+}
+
+type noopObserver struct{}
+
+func (noopObserver) RecordRead(string)                                              {}
+func (noopObserver) RecordAccepted(string, string)                                  {}
+func (noopObserver) Rejected(string)                                                {}
+func (noopObserver) FileDurable(string, int, int, string, time.Duration, time.Time) {}
+func (noopObserver) SchemaVersion(string, int)                                      {}
+func (noopObserver) Checkpointed(time.Time)                                         {}
+func (noopObserver) Buffered(int64, int64)                                          {}

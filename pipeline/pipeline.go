@@ -40,6 +40,7 @@ type Observer interface {
 	SchemaVersion(table string, version int)
 	Checkpointed(at time.Time)
 	Buffered(bytes, budget int64)
+	SourceLag(partition string, lag int64)
 }
 
 type noObserver struct{}
@@ -51,6 +52,7 @@ func (noObserver) FileDurable(string, int, int, string, time.Duration, time.Time
 func (noObserver) SchemaVersion(string, int)                                      {}
 func (noObserver) Checkpointed(time.Time)                                         {}
 func (noObserver) Buffered(int64, int64)                                          {}
+func (noObserver) SourceLag(string, int64)                                        {}
 
 // acker is implemented by sources that are told what is durable (Kafka
 // commits offsets); file sources need no acknowledgement: the checkpoint
@@ -314,6 +316,9 @@ func (r *runner) step(st *loopState, m *source.Message, err error, rec *cdc.Reco
 	}
 	r.sum.Records++
 	r.cfg.Observer.RecordRead(m.Partition)
+	if m.Lag >= 0 && (m.Lag == 0 || r.sum.Records%64 == 0) {
+		r.cfg.Observer.SourceLag(m.Partition, m.Lag)
+	}
 	ps.lastRead = m.Offset
 	if rec != nil {
 		err = r.handleDecoded(ctx, m, m.Value, rec, decErr, false)

@@ -438,7 +438,8 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 			}
 			return
 		}
-		msg := &Message{Value: m.Value, Partition: name, Offset: m.Offset, Position: name + "@" + strconv.FormatInt(m.Offset, 10), Size: int64(len(m.Value))}
+		msg := &Message{Value: m.Value, Partition: name, Offset: m.Offset, Position: name + "@" + strconv.FormatInt(m.Offset, 10),
+			Size: int64(len(m.Value)), Lag: r.Lag()}
 		if !k.emit(ctx, kafkaEvent{msg: msg, gen: genID}) {
 			return
 		}

@@ -27,6 +27,9 @@ type Message struct {
 	// then holds only its beginning and Size its full length.
 	Oversized bool
 	Size      int64
+	// Lag is how many records of the partition are behind this one
+	// (Kafka), or -1 when unknown.
+	Lag int64
 	// Control, when set, is an ownership event instead of a record.
 	Control *Control
 }
