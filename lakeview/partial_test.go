@@ -1,0 +1,38 @@
+package lakeview_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCurrentStateKeepsValuesPartialImagesDidNotSend: a column missing
+// from a partial UPDATE keeps the last value that was sent (replaying the
+// stream merges each after image into the row), an explicit null stays
+// null, and nothing from before a DELETE leaks into a re-insert.
+func TestCurrentStateKeepsValuesPartialImagesDidNotSend(t *testing.T) {
+	lines := []string{
+		`{"op_type":"OBJECT_METADATA","qual_table":"S.P","columns":{"ID":{"type":"number","null":false,"key":true},"A":{"type":"string","null":true,"key":false},"B":{"type":"string","null":true,"key":false}}}`,
+		`{"qual_table":"S.P","op_type":"INSERT","op_ts":"2026-07-13T01:00:00Z","pos":"1","after":{"ID":1,"A":"a1","B":"b1"}}`,
+		`{"qual_table":"S.P","op_type":"UPDATE","op_ts":"2026-07-13T02:00:00Z","pos":"2","before":{"ID":1},"after":{"ID":1,"A":"a2"}}`,
+		`{"qual_table":"S.P","op_type":"UPDATE","op_ts":"2026-07-13T03:00:00Z","pos":"3","before":{"ID":1},"after":{"ID":1,"B":null}}`,
+		`{"qual_table":"S.P","op_type":"INSERT","op_ts":"2026-07-13T01:00:00Z","pos":"4","after":{"ID":2,"A":"x","B":"y"}}`,
+		`{"qual_table":"S.P","op_type":"DELETE","op_ts":"2026-07-13T04:00:00Z","pos":"5","before":{"ID":2}}`,
+		`{"qual_table":"S.P","op_type":"INSERT","op_ts":"2026-07-13T05:00:00Z","pos":"6","after":{"ID":2,"A":"x2"}}`,
+	}
+	in := filepath.Join(t.TempDir(), "partial.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	st := export(t, dir, in)
+	db := openDuck(t)
+	generateAndRun(t, db, st, dir)
+	got := query(t, db, `SELECT CAST(ID AS BIGINT), A, B FROM "S.P__current" ORDER BY ID`)
+	// ID 1: A from the second change, B explicitly nulled by the third.
+	// ID 2: re-inserted without B after a delete: B is not the old "y".
+	equalLines(t, "current S.P", got, []string{"1|a2|NULL", "2|x2|NULL"})
+	one := query(t, db, `SELECT A FROM "S.P__current" WHERE ID = 1`)
+	equalLines(t, "A of 1", one, []string{"a2"})
+}
