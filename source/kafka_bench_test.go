@@ -29,6 +29,8 @@ func BenchmarkKafkaSource(b *testing.B) {
 			b.Fatal(err)
 		}
 		n := 0
+		start := time.Now()
+		var first time.Duration
 		for {
 			m, err := src.Next(context.Background())
 			if err == io.EOF {
@@ -48,8 +50,12 @@ func BenchmarkKafkaSource(b *testing.B) {
 				}
 				continue
 			}
+			if n == 0 {
+				first = time.Since(start)
+			}
 			n++
 		}
+		b.ReportMetric(float64(first.Milliseconds()), "ms-to-first")
 		src.Close()
 		if n != len(lines) {
 			b.Fatalf("read %d of %d", n, len(lines))
