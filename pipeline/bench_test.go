@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -45,7 +46,11 @@ func BenchmarkConvert(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := gen.Write(f, gen.Options{Records: n, Tables: 4, Columns: 12, Seed: 1})
+	tables := 4
+	if v, err := strconv.Atoi(os.Getenv("BENCH_TABLES")); err == nil && v > 0 {
+		tables = v
+	}
+	st, err := gen.Write(f, gen.Options{Records: n, Tables: tables, Columns: 12, Seed: 1})
 	f.Close()
 	if err != nil {
 		b.Fatal(err)
@@ -81,13 +86,22 @@ func BenchmarkConvert(b *testing.B) {
 
 	b.Run("exporter", func(b *testing.B) {
 		b.ReportAllocs()
+		var out int64
 		for i := 0; b.Loop(); i++ {
 			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
 			st, _ := store.NewLocal(dir)
 			exportTo(b, st)
+			out = dirSize(dir)
 			os.RemoveAll(dir)
 		}
 		report(b)
+		b.ReportMetric(float64(out), "out-bytes")
+		// The process's peak RSS so far: run this sub-benchmark alone
+		// (-bench 'Convert/exporter$') for a figure that is the exporter's.
+		var ru syscall.Rusage
+		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+			b.ReportMetric(float64(ru.Maxrss)/1024, "peak-rss-MiB")
+		}
 	})
 
 	// The same export to MinIO: uploads overlap decoding, so this should
@@ -167,4 +181,17 @@ func decodeWorkers() int {
 		return n
 	}
 	return runtime.GOMAXPROCS(0)
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -508,7 +508,9 @@ func (r *runner) schemaEvent(ctx context.Context, ev *arrowschema.Event) error {
 		return err
 	}
 	key := partition.SchemaKey(seg, v.Number)
-	if err := r.cfg.Store.Put(ctx, key, describeVersion(v, r.stream, r.cfg.Now())); err != nil {
+	// Written by the uploader, off the decoding goroutine; the commit waits
+	// for it like for data files.
+	if err := r.up.sendObject(ctx, key, describeVersion(v, r.stream, r.cfg.Now())); err != nil {
 		return fmt.Errorf("write schema %s: %w", key, err)
 	}
 	kind := map[arrowschema.EventKind]string{arrowschema.EventOpened: "opened", arrowschema.EventReplaced: "replaced", arrowschema.EventCompleted: "completed"}[ev.Kind]

@@ -48,6 +48,16 @@ func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log
 		go func() {
 			defer u.wg.Done()
 			for q := range u.queue {
+				if q.file == nil {
+					if u.failed() == nil {
+						if err := st.Put(upCtx, q.key, q.data); err != nil {
+							u.fail(fmt.Errorf("write %s to %s: %w", q.key, st, err))
+						}
+					}
+					u.bytes.Release(q.weight)
+					u.pending.Done()
+					continue
+				}
 				f := q.file
 				if u.failed() == nil {
 					start := time.Now()
@@ -68,9 +78,12 @@ func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log
 	return u
 }
 
-// queued is a file and what it holds of the byte bound.
+// queued is a file and what it holds of the byte bound; or a plain object
+// (a schema description) when file is nil.
 type queued struct {
 	file   *writer.File
+	key    string
+	data   []byte
 	weight int64
 }
 
@@ -145,9 +158,24 @@ func (u *uploader) send(ctx context.Context, files []*writer.File) error {
 			return err
 		}
 		u.pending.Add(1)
-		u.queue <- queued{f, w} // never blocks for long: the semaphore bounds the queue
+		u.queue <- queued{file: f, weight: w} // never blocks for long: the semaphore bounds the queue
 	}
 	return u.failed()
+}
+
+// sendObject queues a plain object; like files, it is in storage once
+// wait returns.
+func (u *uploader) sendObject(ctx context.Context, key string, data []byte) error {
+	if err := u.failed(); err != nil {
+		return err
+	}
+	w := max(1, min(int64(len(data)), u.maxBytes))
+	if err := u.bytes.Acquire(ctx, w); err != nil {
+		return err
+	}
+	u.pending.Add(1)
+	u.queue <- queued{key: key, data: data, weight: w}
+	return nil
 }
 
 // weight is what a file counts against the byte bound; a file larger than

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Local stores objects as files under a root folder. A put writes a
@@ -19,6 +20,7 @@ import (
 // under its final name.
 type Local struct {
 	root string
+	dirs sync.Map // folders known to exist: saves a mkdir per file
 }
 
 // tmpPrefix marks files being written; List never returns them.
@@ -59,7 +61,7 @@ func (l *Local) Put(ctx context.Context, key string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := writeTemp(filepath.Dir(p), data)
+	tmp, err := l.writeTemp(filepath.Dir(p), data)
 	if err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
@@ -72,11 +74,20 @@ func (l *Local) Put(ctx context.Context, key string, data []byte) error {
 
 // writeTemp writes data to a new synced temporary file in dir (created if
 // needed) and returns its path.
-func writeTemp(dir string, data []byte) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+func (l *Local) writeTemp(dir string, data []byte) (string, error) {
+	if _, known := l.dirs.Load(dir); !known {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		l.dirs.Store(dir, true)
 	}
 	tmp, err := os.CreateTemp(dir, tmpPrefix+"*")
+	if errors.Is(err, fs.ErrNotExist) {
+		// removed behind our back since we made it
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			tmp, err = os.CreateTemp(dir, tmpPrefix+"*")
+		}
+	}
 	if err != nil {
 		return "", err
 	}
@@ -161,7 +172,7 @@ func (l *Local) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 	if err != nil {
 		return err
 	}
-	tmp, err := writeTemp(filepath.Dir(p), data)
+	tmp, err := l.writeTemp(filepath.Dir(p), data)
 	if err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
