@@ -47,6 +47,12 @@ func (n GoldenGateNames) withDefaults() GoldenGateNames {
 	return n
 }
 
+// reservedFields are names with a fixed meaning in Data Streams records
+// (metadata, DDL, schema records, the CloudEvents envelope, the optional
+// catalog/schema/table fields); a renamed field may not take one.
+var reservedFields = map[string]bool{"columns": true, "ddl": true, "data": true, "specversion": true, "$schema": true,
+	"id": true, "properties": true, "catalog": true, "schema": true, "table": true}
+
 // GoldenGate decodes Oracle GoldenGate Data Streams JSON records, plain or
 // inside a CloudEvents envelope. A GoldenGate value is not safe for
 // concurrent use; use one per decoding goroutine.
@@ -65,6 +71,9 @@ func NewGoldenGate(names GoldenGateNames) (*GoldenGate, error) {
 		"xid": n.XID, "pos": n.Pos, "before": n.Before, "after": n.After} {
 		if other, dup := fields[name]; dup {
 			return nil, fmt.Errorf("goldengate field names: %q is configured for both %s and %s; give each field its own name", name, role, other)
+		}
+		if reservedFields[name] {
+			return nil, fmt.Errorf("goldengate field names: %s cannot be %q, which the record format itself uses", role, name)
 		}
 		fields[name] = role
 	}
