@@ -161,6 +161,7 @@ type runner struct {
 	// sources replayed from their beginning, else one per partition.
 	catalogs     map[string]*arrowschema.Catalog
 	perPartition bool
+	schemaDocs   map[string][]byte // schema descriptions waiting for the next commit
 	parts        map[string]*partState
 }
 
@@ -214,7 +215,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		cfg: cfg, log: cfg.Logger, writer: w, dlq: newDeadLetters(cfg.Now),
 		sum:  Summary{RowsByTable: map[string]int64{}, RejectedBy: map[cdc.Reason]int64{}},
 		held: map[string][]heldRecord{}, logged: map[cdc.Reason]bool{},
-		catalogs: map[string]*arrowschema.Catalog{}, parts: map[string]*partState{},
+		catalogs: map[string]*arrowschema.Catalog{}, parts: map[string]*partState{}, schemaDocs: map[string][]byte{},
 	}
 	if pp, ok := cfg.Source.(perPartitionCatalog); ok && pp.PerPartitionCatalog() {
 		r.perPartition = true
@@ -508,11 +509,10 @@ func (r *runner) schemaEvent(ctx context.Context, ev *arrowschema.Event) error {
 		return err
 	}
 	key := partition.SchemaKey(seg, v.Number)
-	// Written by the uploader, off the decoding goroutine; the commit waits
-	// for it like for data files.
-	if err := r.up.sendObject(ctx, key, describeVersion(v, r.stream, r.cfg.Now())); err != nil {
-		return fmt.Errorf("write schema %s: %w", key, err)
-	}
+	// Written at the next commit, off the decoding goroutine: a version
+	// described twice before then (opened by a DDL, completed by its
+	// metadata) is written once, with its final content.
+	r.schemaDocs[key] = describeVersion(v, r.stream, r.cfg.Now())
 	kind := map[arrowschema.EventKind]string{arrowschema.EventOpened: "opened", arrowschema.EventReplaced: "replaced", arrowschema.EventCompleted: "completed"}[ev.Kind]
 	r.log.Info("schema version "+kind, "table", v.Table, "version", v.Number, "columns", len(v.Columns),
 		"provisional", v.Provisional, "holding", v.Hold, "ddl", v.DDL, "pos", v.OpenedAtPos)
@@ -725,6 +725,17 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 	}
 	if err := r.upload(ctx, files); err != nil {
 		return err
+	}
+	keys = keys[:0]
+	for k := range r.schemaDocs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := r.up.sendObject(ctx, k, r.schemaDocs[k]); err != nil {
+			return fmt.Errorf("write schema %s: %w", k, err)
+		}
+		delete(r.schemaDocs, k)
 	}
 	if err := r.up.wait(); err != nil {
 		return err
