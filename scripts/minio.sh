@@ -24,18 +24,14 @@ minio_start() {
   "$MINIO_BIN" server "$MINIO_DATA/data" --address "127.0.0.1:$port" --console-address "127.0.0.1:$console" --quiet \
     >"$MINIO_DATA/minio.log" 2>&1 &
   MINIO_PID=$!
-  for _ in $(seq 1 120); do
-    if curl -sf "http://127.0.0.1:$port/minio/health/ready" >/dev/null; then
-      export EXPORTER_TEST_S3_ENDPOINT="http://127.0.0.1:$port"
-      export EXPORTER_TEST_S3_ACCESS_KEY=$MINIO_ROOT_USER
-      export EXPORTER_TEST_S3_SECRET_KEY=$MINIO_ROOT_PASSWORD
-      export EXPORTER_TEST_MINIO_BIN=$MINIO_BIN
-      echo "MinIO ready at $EXPORTER_TEST_S3_ENDPOINT"
-      return 0
-    fi
-    if ! kill -0 "$MINIO_PID" 2>/dev/null; then break; fi
-    sleep 0.5
-  done
+  if go run ./tools/waitready "http://127.0.0.1:$port/minio/health/ready" 90s; then
+    export EXPORTER_TEST_S3_ENDPOINT="http://127.0.0.1:$port"
+    export EXPORTER_TEST_S3_ACCESS_KEY=$MINIO_ROOT_USER
+    export EXPORTER_TEST_S3_SECRET_KEY=$MINIO_ROOT_PASSWORD
+    export EXPORTER_TEST_MINIO_BIN=$MINIO_BIN
+    echo "MinIO ready at $EXPORTER_TEST_S3_ENDPOINT"
+    return 0
+  fi
   echo "MinIO did not become ready; its log:" >&2
   cat "$MINIO_DATA/minio.log" >&2
   return 1
