@@ -78,7 +78,7 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 		return Rejectf(ReasonMissingField, "data message has no headers object")
 	}
 	var opName, ts, streamPos, changeSeq, xid []byte
-	var hasTS, hasXID bool
+	var hasTS, hasXID, badTS bool
 	q := &rec.Qlik
 	err = jsonparser.ObjectEach(headers, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
 		str := func() string { s, _ := jsonparser.ParseString(value); return s }
@@ -91,6 +91,7 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 			opName = value
 		case "timestamp":
 			ts, hasTS = value, vt == jsonparser.String
+			badTS = vt != jsonparser.String && vt != jsonparser.Null
 		case "streamPosition":
 			if vt == jsonparser.String {
 				streamPos = value
@@ -125,6 +126,9 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 	})
 	if err != nil {
 		return Rejectf(ReasonMalformedJSON, "cannot read headers: %v", err)
+	}
+	if badTS {
+		return Rejectf(ReasonBadOpTS, "headers.timestamp is %s, want an ISO 8601 string", truncate(string(ts), 64))
 	}
 	op, _ := jsonparser.ParseString(opName)
 	rec.OpType = op
