@@ -237,7 +237,7 @@ func debugLog(a *assignments, name string) *slog.Logger {
 
 // lagObserver keeps the last lag reported per partition.
 type lagObserver struct {
-	noopObserver
+	pipeline.NopObserver
 	mu   sync.Mutex
 	last map[string]int64
 }
@@ -247,13 +247,3 @@ func (l *lagObserver) SourceLag(p string, lag int64) {
 	defer l.mu.Unlock()
 	l.last[p] = lag
 }
-
-type noopObserver struct{}
-
-func (noopObserver) RecordRead(string)                                              {}
-func (noopObserver) RecordAccepted(string, string)                                  {}
-func (noopObserver) Rejected(string)                                                {}
-func (noopObserver) FileDurable(string, int, int, string, time.Duration, time.Time) {}
-func (noopObserver) SchemaVersion(string, int)                                      {}
-func (noopObserver) Checkpointed(time.Time)                                         {}
-func (noopObserver) Buffered(int64, int64)                                          {}

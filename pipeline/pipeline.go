@@ -43,16 +43,17 @@ type Observer interface {
 	SourceLag(partition string, lag int64)
 }
 
-type noObserver struct{}
+// NopObserver ignores everything; embed it to observe only some events.
+type NopObserver struct{}
 
-func (noObserver) RecordRead(string)                                              {}
-func (noObserver) RecordAccepted(string, string)                                  {}
-func (noObserver) Rejected(string)                                                {}
-func (noObserver) FileDurable(string, int, int, string, time.Duration, time.Time) {}
-func (noObserver) SchemaVersion(string, int)                                      {}
-func (noObserver) Checkpointed(time.Time)                                         {}
-func (noObserver) Buffered(int64, int64)                                          {}
-func (noObserver) SourceLag(string, int64)                                        {}
+func (NopObserver) RecordRead(string)                                              {}
+func (NopObserver) RecordAccepted(string, string)                                  {}
+func (NopObserver) Rejected(string)                                                {}
+func (NopObserver) FileDurable(string, int, int, string, time.Duration, time.Time) {}
+func (NopObserver) SchemaVersion(string, int)                                      {}
+func (NopObserver) Checkpointed(time.Time)                                         {}
+func (NopObserver) Buffered(int64, int64)                                          {}
+func (NopObserver) SourceLag(string, int64)                                        {}
 
 // acker is implemented by sources that are told what is durable (Kafka
 // commits offsets); file sources need no acknowledgement: the checkpoint
@@ -181,7 +182,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Observer == nil {
-		cfg.Observer = noObserver{}
+		cfg.Observer = NopObserver{}
 	}
 	if cfg.HoldMaxRecords <= 0 {
 		cfg.HoldMaxRecords = 100_000

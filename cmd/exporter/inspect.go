@@ -26,12 +26,18 @@ type schemaCmd struct {
 	Version   int    `help:"Show this schema version in full (default: the history of all versions and the newest in full)."`
 }
 
-func (c *tablesCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logger) error {
-	st, err := c.openSink(logger)
+// openRegistry opens the sink and reads its schema registry.
+func (f *sinkFlags) openRegistry(ctx context.Context, logger *slog.Logger) (sink, map[string][]lakeview.VersionDoc, error) {
+	st, err := f.openSink(logger)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	versions, err := lakeview.ReadRegistry(ctx, st)
+	return st, versions, err
+}
+
+func (c *tablesCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logger) error {
+	st, versions, err := c.openRegistry(ctx, logger)
 	if err != nil {
 		return err
 	}
@@ -88,11 +94,7 @@ func valueOf(s *string) string {
 }
 
 func (c *schemaCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logger) error {
-	st, err := c.openSink(logger)
-	if err != nil {
-		return err
-	}
-	versions, err := lakeview.ReadRegistry(ctx, st)
+	st, versions, err := c.openRegistry(ctx, logger)
 	if err != nil {
 		return err
 	}
