@@ -87,19 +87,7 @@ func query(t *testing.T, db *sql.DB, q string) []string {
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		cells := make([]string, len(r))
-		for j, v := range r {
-			if v == nil {
-				cells[j] = "NULL"
-			} else {
-				cells[j] = fmt.Sprint(v)
-			}
-		}
-		out[i] = strings.Join(cells, "|")
-	}
-	return out
+	return duckq.Lines(rows)
 }
 
 func equalLines(t *testing.T, what string, got, want []string) {

@@ -95,21 +95,7 @@ func query(t *testing.T, db *sql.DB, q string) [][]any {
 }
 
 // rowStrings renders rows as "a|b|c" strings for easy comparison.
-func rowStrings(rows [][]any) []string {
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		cells := make([]string, len(r))
-		for j, v := range r {
-			if v == nil {
-				cells[j] = "NULL"
-			} else {
-				cells[j] = fmt.Sprint(v)
-			}
-		}
-		out[i] = strings.Join(cells, "|")
-	}
-	return out
-}
+func rowStrings(rows [][]any) []string { return duckq.Lines(rows) }
 
 func equalLines(t *testing.T, what string, got, want []string) {
 	t.Helper()

@@ -6,6 +6,7 @@ package duckq
 import (
 	"database/sql"
 	"fmt"
+	"strings"
 
 	_ "github.com/duckdb/duckdb-go/v2" // registers the "duckdb" driver
 )
@@ -43,4 +44,22 @@ func Rows(db *sql.DB, query string, args ...any) ([]string, [][]any, error) {
 		out = append(out, vals)
 	}
 	return cols, out, rows.Err()
+}
+
+// Lines renders rows as "a|b|c" strings, NULL for nil, for comparing query
+// results with expected text in tests.
+func Lines(rows [][]any) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		cells := make([]string, len(r))
+		for j, v := range r {
+			if v == nil {
+				cells[j] = "NULL"
+			} else {
+				cells[j] = fmt.Sprint(v)
+			}
+		}
+		out[i] = strings.Join(cells, "|")
+	}
+	return out
 }
