@@ -95,9 +95,19 @@ type Writer struct {
 	buffers    map[Key]*buffer
 	converters map[*arrowschema.Version]*converterPair
 	buffered   int64
+
+	partHour   int64 // the hour of the cached time partition
+	part       string
+	partCached bool
 }
 
-type converterPair struct{ row, before *imageConverter }
+// converterPair is what Append needs per schema version, computed once.
+type converterPair struct {
+	row, before *imageConverter
+	hasBefore   bool   // the version's files carry before_image
+	seg         string // the table's folder
+	segErr      error  // the table name has no folder
+}
 
 // New validates cfg and returns a Writer.
 func New(cfg Config) (*Writer, error) {
@@ -139,7 +149,9 @@ func (w *Writer) BufferedBytes() int64 { return w.buffered }
 func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]*File, error) {
 	conv := w.converters[v]
 	if conv == nil {
-		conv = &converterPair{row: newImageConverter(v), before: newImageConverter(v)}
+		conv = &converterPair{row: newImageConverter(v), before: newImageConverter(v),
+			hasBefore: v.Schema.HasField(arrowschema.ColBeforeImage)}
+		conv.seg, conv.segErr = partition.TableSegment(v.Table)
 		w.converters[v] = conv
 	}
 	rowName := "after"
@@ -149,7 +161,7 @@ func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]
 	if err := conv.row.convert(rec.RowImage(), rowName); err != nil {
 		return nil, err
 	}
-	withBefore := v.Schema.HasField(arrowschema.ColBeforeImage) && rec.Before.Present
+	withBefore := conv.hasBefore && rec.Before.Present
 	if withBefore {
 		if err := conv.before.convert(&rec.Before, "before"); err != nil {
 			return nil, err
@@ -166,11 +178,11 @@ func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]
 	if w.cfg.ProcessingTime {
 		partTime = w.cfg.Now()
 	}
-	seg, err := partition.TableSegment(v.Table)
-	if err != nil {
-		return nil, cdc.Rejectf(cdc.ReasonBadTableName, "%v", err)
+	if conv.segErr != nil {
+		return nil, cdc.Rejectf(cdc.ReasonBadTableName, "%v", conv.segErr)
 	}
-	key := Key{Table: v.Table, Version: v.Number, TimePart: w.cfg.Granularity.TimePartition(partTime), Partition: src.Partition}
+	seg := conv.seg
+	key := Key{Table: v.Table, Version: v.Number, TimePart: w.timePartition(partTime), Partition: src.Partition}
 	var files []*File
 	b := w.buffers[key]
 	if b != nil && b.version != v {
@@ -208,6 +220,20 @@ func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// timePartition is Granularity.TimePartition, remembered for the current
+// hour: consecutive changes nearly always share it.
+func (w *Writer) timePartition(t time.Time) string {
+	hour := t.Unix() / 3600
+	if t.Unix() < 0 && t.Unix()%3600 != 0 {
+		hour-- // floor, so that an hour before 1970 is one hour too
+	}
+	if w.partCached && hour == w.partHour {
+		return w.part
+	}
+	w.partHour, w.part, w.partCached = hour, w.cfg.Granularity.TimePartition(t), true
+	return w.part
 }
 
 // FlushTable closes every open buffer of table (all versions and dates).
