@@ -145,6 +145,7 @@ func BenchmarkConvert(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer db.Close()
+		var out int64
 		for i := 0; b.Loop(); i++ {
 			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
 			q := fmt.Sprintf(`COPY (SELECT * FROM read_json('%s', format='newline_delimited', maximum_object_size=16777216)
@@ -153,9 +154,11 @@ func BenchmarkConvert(b *testing.B) {
 			if _, err := db.Exec(q); err != nil {
 				b.Fatal(err)
 			}
+			out = dirSize(dir)
 			os.RemoveAll(dir)
 		}
 		report(b)
+		b.ReportMetric(float64(out), "out-bytes")
 	})
 }
 

@@ -1,0 +1,127 @@
+package writer
+
+import (
+	"hash/maphash"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+)
+
+// Dictionary encoding pays off for columns that repeat values (status
+// codes, names, foreign keys) and costs double for columns that do not
+// (keys, positions, timestamps): every value is hashed, the dictionary
+// page holds all the values anyway and zstd then compresses both. The
+// profile of the benchmark showed the dictionary pages of unique columns
+// taking most of the encoding time, so each file decides per column from a
+// sample of its values.
+const (
+	dictionarySample = 1024
+	// A sample with more than this share of distinct values is written
+	// plain; a column with a few thousand distinct values in a large file
+	// still samples well below it.
+	dictionaryMaxDistinct = 0.9
+)
+
+var dictionarySeed = maphash.MakeSeed()
+
+// dictionaryProperties returns one WithDictionaryFor per leaf column of
+// the Parquet schema sc that should be written plain. Leaves are matched
+// to arrays in schema order; if the shapes disagree (a type this function
+// does not walk), it returns nothing and the writer's default applies.
+func dictionaryProperties(sc *schema.Schema, rec arrow.RecordBatch) []parquet.WriterProperty {
+	var leaves []arrow.Array
+	for _, col := range rec.Columns() {
+		leaves = leafArrays(col, leaves)
+	}
+	if len(leaves) != sc.NumColumns() {
+		return nil
+	}
+	seen := make(map[uint64]struct{}, dictionarySample)
+	var props []parquet.WriterProperty
+	for i, a := range leaves {
+		if !mostlyDistinct(a, seen) {
+			continue
+		}
+		props = append(props, parquet.WithDictionaryFor(sc.Column(i).ColumnPath().String(), false))
+	}
+	return props
+}
+
+// leafArrays appends the arrays holding arr's leaf values, depth first, as
+// pqarrow lays out Parquet leaf columns.
+func leafArrays(arr arrow.Array, out []arrow.Array) []arrow.Array {
+	switch a := arr.(type) {
+	case *array.Struct:
+		for i := range a.NumField() {
+			out = leafArrays(a.Field(i), out)
+		}
+	case array.ListLike:
+		out = leafArrays(a.ListValues(), out)
+	default:
+		out = append(out, arr)
+	}
+	return out
+}
+
+// mostlyDistinct samples up to dictionarySample non-null values spread
+// over a and reports whether more than dictionaryMaxDistinct of them
+// differ. Columns too small to matter, booleans (never dictionary
+// encoded) and types it cannot hash cheaply keep the dictionary.
+func mostlyDistinct(a arrow.Array, seen map[uint64]struct{}) bool {
+	n := a.Len()
+	if n-a.NullN() < 64 {
+		return false
+	}
+	hash := valueHasher(a)
+	if hash == nil {
+		return false
+	}
+	clear(seen)
+	stride := max(1, n/dictionarySample)
+	sampled := 0
+	for i := 0; i < n && sampled < dictionarySample; i += stride {
+		if a.IsNull(i) {
+			continue
+		}
+		seen[hash(i)] = struct{}{}
+		sampled++
+	}
+	return sampled >= 64 && float64(len(seen)) > dictionaryMaxDistinct*float64(sampled)
+}
+
+func valueHasher(arr arrow.Array) func(int) uint64 {
+	switch a := arr.(type) {
+	case *array.String:
+		return func(i int) uint64 { return maphash.String(dictionarySeed, a.Value(i)) }
+	case *array.LargeString:
+		return func(i int) uint64 { return maphash.String(dictionarySeed, a.Value(i)) }
+	case *array.Binary:
+		return func(i int) uint64 { return maphash.Bytes(dictionarySeed, a.Value(i)) }
+	case *array.Int64:
+		return func(i int) uint64 { return uint64(a.Value(i)) }
+	case *array.Int32:
+		return func(i int) uint64 { return uint64(a.Value(i)) }
+	case *array.Int16:
+		return func(i int) uint64 { return uint64(a.Value(i)) }
+	case *array.Int8:
+		return func(i int) uint64 { return uint64(a.Value(i)) }
+	case *array.Uint64:
+		return func(i int) uint64 { return a.Value(i) }
+	case *array.Float64:
+		return func(i int) uint64 { return math.Float64bits(a.Value(i)) }
+	case *array.Float32:
+		return func(i int) uint64 { return uint64(math.Float32bits(a.Value(i))) }
+	case *array.Timestamp:
+		return func(i int) uint64 { return uint64(a.Value(i)) }
+	case *array.Date32:
+		return func(i int) uint64 { return uint64(a.Value(i)) }
+	case *array.Time64:
+		return func(i int) uint64 { return uint64(a.Value(i)) }
+	case *array.Decimal128:
+		return func(i int) uint64 { v := a.Value(i); return v.LowBits() ^ uint64(v.HighBits())*0x9e3779b97f4a7c15 }
+	}
+	return nil
+}

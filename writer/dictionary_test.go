@@ -1,0 +1,88 @@
+package writer
+
+import (
+	"fmt"
+	"testing"
+)
+
+// A file of 2,000 orders: ORDER_ID, pos and op_ts never repeat, STATUS and
+// op_type take three values. Only the repeating columns should carry a
+// dictionary page, and every value must read back unchanged either way.
+func TestDictionaryOnlyForRepeatingColumns(t *testing.T) {
+	f, v := ordersFixture(t, true)
+	w := newWriter(t, Config{})
+	statuses := []string{"NEW", "APPROVED", "SHIPPED"}
+	const n = 2000
+	for i := range n {
+		rec := fmt.Sprintf(`{"qual_table":"SALES.ORDERS","op_type":"INSERT","op_ts":"2026-07-13T04:%02d:%02d.%06dZ","xid":"x","pos":"p-%08d","after":{"ORDER_ID":%d,"STATUS":%q,"TOTAL_AMOUNT":%d.25}}`,
+			i/60%60, i%60, i, i, 5000+i, statuses[i%3], i)
+		mustAppend(t, w, v, f.rec(rec), Source{Partition: "p0", Offset: int64(i)})
+	}
+	p := readParquet(t, mustFlushAll(t, w)[0].Data)
+	if p.rows() != n {
+		t.Fatalf("%d rows, want %d", p.rows(), n)
+	}
+	md := p.rdr.MetaData()
+	wantDict := map[string]bool{"ORDER_ID": false, "pos": false, "op_ts": false, "TOTAL_AMOUNT": false, "src_offset": false,
+		"STATUS": true, "op_type": true, "xid": true, "src_partition": true}
+	for name, want := range wantDict {
+		i := md.Schema.ColumnIndexByName(name)
+		if i < 0 {
+			t.Fatalf("no column %s", name)
+		}
+		cc, err := md.RowGroup(0).ColumnChunk(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cc.HasDictionaryPage(); got != want {
+			t.Errorf("column %s: dictionary page %v, want %v", name, got, want)
+		}
+	}
+	ids := p.col("ORDER_ID")
+	status := p.strings("STATUS")
+	pos := p.strings("pos")
+	for i := range n {
+		if got := ids.ValueStr(i); got != fmt.Sprint(5000+i) {
+			t.Fatalf("row %d: ORDER_ID %s, want %d", i, got, 5000+i)
+		}
+		if status[i] != statuses[i%3] || pos[i] != fmt.Sprintf("p-%08d", i) {
+			t.Fatalf("row %d: STATUS %s pos %s", i, status[i], pos[i])
+		}
+	}
+}
+
+// Small files keep the writer's default: the sample would say nothing.
+func TestDictionaryKeptForSmallFiles(t *testing.T) {
+	f, v := ordersFixture(t, false)
+	w := newWriter(t, Config{})
+	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p0"})
+	mustAppend(t, w, v, f.rec(insert1002), Source{Partition: "p0", Offset: 1})
+	p := readParquet(t, mustFlushAll(t, w)[0].Data)
+	md := p.rdr.MetaData()
+	cc, err := md.RowGroup(0).ColumnChunk(md.Schema.ColumnIndexByName("pos"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cc.HasDictionaryPage() {
+		t.Error("a two-row file lost its dictionary")
+	}
+}
+
+// The level reaches the codec: zstd's best level writes a smaller file
+// than its fastest on the same rows.
+func TestCompressionLevelReachesTheCodec(t *testing.T) {
+	size := func(level int) int {
+		f, v := ordersFixture(t, false)
+		w := newWriter(t, Config{CompressionLevel: level})
+		for i := range 3000 {
+			rec := fmt.Sprintf(`{"qual_table":"SALES.ORDERS","op_type":"UPDATE","op_ts":"2026-07-13T04:00:00Z","xid":"x%d","pos":"position-%08d","after":{"ORDER_ID":%d,"STATUS":"status text %d","TOTAL_AMOUNT":%d.25}}`,
+				i/7, i*7919%100000, i*31, i%97, i*13)
+			mustAppend(t, w, v, f.rec(rec), Source{Partition: "p0", Offset: int64(i)})
+		}
+		return len(mustFlushAll(t, w)[0].Data)
+	}
+	fast, best := size(1), size(19)
+	if best >= fast {
+		t.Errorf("zstd level 19 wrote %d bytes, level 1 %d: the level did not reach the codec", best, fast)
+	}
+}
