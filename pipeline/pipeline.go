@@ -97,9 +97,11 @@ type Config struct {
 	// before reading pauses.
 	UploadWorkers    int
 	UploadQueueBytes int64
-	// MaxBufferBytes bounds the bytes held in all open table buffers
-	// together; past it the largest buffers are flushed first, down to half
-	// the budget. Default 256 MiB.
+	// MaxBufferBytes is the memory budget of the data: the open table
+	// buffers, the files being encoded and the encoded files waiting for
+	// upload, as measured by the Arrow allocator. Past dataShare of it the
+	// largest buffers are flushed first and reading waits for uploads; the
+	// rest is headroom for decoding and the Go runtime. Default 256 MiB.
 	MaxBufferBytes int64
 	// NewDecoder, when set, makes a decoder for each of DecodeWorkers
 	// goroutines that decode records ahead, in parallel, while their order
@@ -130,9 +132,14 @@ type Summary struct {
 	Bytes        int64
 	Tables       int
 	SchemaEvents int
-	// PeakBufferedBytes is the most the open table buffers held at once.
+	// PeakBufferedBytes is the most the open table buffers held at once,
+	// by the writer's estimate.
 	PeakBufferedBytes int64
-	Elapsed           time.Duration
+	// PeakHeldBytes is the most memory the data held at once, measured:
+	// Arrow buffers (open, waiting to be encoded, being encoded) and
+	// encoded files waiting for upload.
+	PeakHeldBytes int64
+	Elapsed       time.Duration
 }
 
 // ErrTooManyRejects is wrapped by Run's error when MaxRejects is exceeded.
@@ -157,6 +164,7 @@ type runner struct {
 	heldB  int64
 	logged map[cdc.Reason]bool
 	up     *uploader
+	mem    *countingAllocator
 
 	// catalogs holds the schema catalog: one shared one (key "") for
 	// sources replayed from their beginning, else one per partition.
@@ -207,13 +215,15 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	// Compression runs on the upload goroutines, not on the decoder's.
 	cfg.Writer.DeferEncode = true
+	mem := newCountingAllocator(cfg.Writer.Allocator)
+	cfg.Writer.Allocator = mem
 	w, err := writer.New(cfg.Writer)
 	if err != nil {
 		return Summary{}, err
 	}
 	defer w.Close()
 	r := &runner{
-		cfg: cfg, log: cfg.Logger, writer: w, dlq: newDeadLetters(cfg.Now),
+		cfg: cfg, log: cfg.Logger, writer: w, mem: mem, dlq: newDeadLetters(cfg.Now),
 		sum:  Summary{RowsByTable: map[string]int64{}, RejectedBy: map[cdc.Reason]int64{}},
 		held: map[string][]heldRecord{}, logged: map[cdc.Reason]bool{},
 		catalogs: map[string]*arrowschema.Catalog{}, parts: map[string]*partState{}, schemaDocs: map[string][]byte{},
@@ -433,19 +443,11 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 			return err
 		}
 		r.cfg.Observer.RecordAccepted(rec.Table, rec.Op.String())
-		b := r.writer.BufferedBytes()
-		r.sum.PeakBufferedBytes = max(r.sum.PeakBufferedBytes, b)
-		if b > r.cfg.MaxBufferBytes {
-			// Over the budget: the largest buffers go first, so that many
-			// small tables keep filling whole files.
-			more, err := r.writer.FlushLargest(r.cfg.MaxBufferBytes/2, "budget")
-			files = append(files, more...)
-			if err != nil {
-				r.upload(ctx, files)
-				return err
-			}
+		r.sum.PeakBufferedBytes = max(r.sum.PeakBufferedBytes, r.writer.BufferedBytes())
+		if err := r.upload(ctx, files); err != nil {
+			return err
 		}
-		return r.upload(ctx, files)
+		return r.keepBudget(ctx)
 	}
 	return nil
 }
@@ -697,6 +699,45 @@ func (r *runner) reject(m *source.Message, table string, rej *cdc.RejectError) e
 	}
 	if r.cfg.MaxRejects >= 0 && r.sum.Rejected > int64(r.cfg.MaxRejects) {
 		return fmt.Errorf("%w: %d rejected, more than --max-rejects %d; see the _dlq/ folder of the sink", ErrTooManyRejects, r.sum.Rejected, r.cfg.MaxRejects)
+	}
+	return nil
+}
+
+// dataShare is the share of MaxBufferBytes the data may hold; the rest is
+// headroom for records being decoded, garbage not yet collected and the
+// runtime, so that the process as a whole stays near the budget.
+const dataShare = 0.5
+
+// dataBytes is the memory the data holds now.
+func (r *runner) dataBytes() int64 {
+	return r.mem.inUse.Load() + r.up.encoded.Load() + r.up.encoding.Load()
+}
+
+// keepBudget keeps the data's memory under its share of the budget. When
+// most of it sits in open buffers, the largest are flushed first (so that
+// many small tables keep filling whole files); then reading waits until
+// encoding and uploading have freed enough: a slow store stops the input
+// instead of growing the process.
+func (r *runner) keepBudget(ctx context.Context) error {
+	limit := int64(float64(r.cfg.MaxBufferBytes) * dataShare)
+	held := r.dataBytes()
+	r.sum.PeakHeldBytes = max(r.sum.PeakHeldBytes, held)
+	if held <= limit {
+		return nil
+	}
+	if open := held - r.up.inflight.Load(); open > limit/2 {
+		files, err := r.writer.FlushLargest(r.writer.BufferedBytes()/2, "budget")
+		if uerr := r.upload(ctx, files); err == nil {
+			err = uerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for r.dataBytes() > limit && r.up.inflight.Load() > 0 {
+		if err := r.up.waitProgress(ctx); err != nil {
+			return err
+		}
 	}
 	return nil
 }

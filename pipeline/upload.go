@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
@@ -34,11 +36,27 @@ type uploader struct {
 	sum     *Summary
 	obs     Observer
 	intents map[string][]string // source partition → intents written since the last take
+
+	// inflight is the memory the rows of files sent and not yet done
+	// held when they were flushed; encoded is the size of encoded files
+	// not yet uploaded.
+	// progress is signalled each time a file is done.
+	inflight, encoded atomic.Int64
+	progress          chan struct{}
+	// encoding is the memory of the files being encoded: the Parquet
+	// encoder's pages and output grow outside the counting allocator (in
+	// arrow-go's buffer pool and in byte slices), measured at up to about
+	// the file's own Arrow memory, so a file counts twice while it is
+	// encoded. encodeSlots bounds the files encoded at once to the CPUs:
+	// more would only add memory, while uploads still run on every worker.
+	encoding    atomic.Int64
+	encodeSlots chan struct{}
 }
 
 func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log *slog.Logger, sum *Summary, obs Observer) *uploader {
 	u := &uploader{store: st, log: log, queue: make(chan queued, 1024), sum: sum, obs: obs,
-		bytes: semaphore.NewWeighted(maxBytes), maxBytes: maxBytes, intents: map[string][]string{}}
+		bytes: semaphore.NewWeighted(maxBytes), maxBytes: maxBytes, intents: map[string][]string{},
+		progress: make(chan struct{}, 1), encodeSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	// Uploads outlive a cancelled run context: a shutdown flushes and
 	// uploads what it has before it exits (bounded by the store's retry
 	// limit).
@@ -61,17 +79,32 @@ func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log
 				f := q.file
 				if u.failed() == nil {
 					start := time.Now()
-					if err := f.Encode(); err != nil {
-						u.fail(err)
-					} else if err := u.put(upCtx, f); err != nil {
+					u.encodeSlots <- struct{}{}
+					u.encoding.Add(q.memory)
+					err := f.Encode()
+					u.encoding.Add(-q.memory)
+					<-u.encodeSlots
+					if err != nil {
 						u.fail(err)
 					} else {
-						u.record(f, time.Since(start))
+						u.encoded.Add(int64(len(f.Data)))
+						if err := u.put(upCtx, f); err != nil {
+							u.fail(err)
+						} else {
+							u.record(f, time.Since(start))
+						}
+						u.encoded.Add(-int64(len(f.Data)))
+						f.Data = nil
 					}
 				}
 				f.Release()
 				u.bytes.Release(q.weight)
+				u.inflight.Add(-q.memory)
 				u.pending.Done()
+				select {
+				case u.progress <- struct{}{}:
+				default:
+				}
 			}
 		}()
 	}
@@ -85,6 +118,8 @@ type queued struct {
 	key    string
 	data   []byte
 	weight int64
+	// memory is what the file's rows held when it was sent.
+	memory int64
 }
 
 // put writes the file's intent, then the file.
@@ -158,9 +193,22 @@ func (u *uploader) send(ctx context.Context, files []*writer.File) error {
 			return err
 		}
 		u.pending.Add(1)
-		u.queue <- queued{file: f, weight: w} // never blocks for long: the semaphore bounds the queue
+		m := f.MemoryBytes()
+		u.inflight.Add(m)
+		u.queue <- queued{file: f, weight: w, memory: m} // never blocks for long: the semaphore bounds the queue
 	}
 	return u.failed()
+}
+
+// waitProgress returns when a file is done since the last call, or ctx
+// ends.
+func (u *uploader) waitProgress(ctx context.Context) error {
+	select {
+	case <-u.progress:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // sendObject queues a plain object; like files, it is in storage once

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Runs the conversion benchmark in one go: the exporter to a local folder,
-# the exporter to MinIO (started here), and DuckDB on the same stream, and
-# prints the ratios. BENCH_RECORDS sets the stream size (default 200000).
+# The end-to-end benchmark (tools/bench): generates a reproducible stream
+# (kept in $BENCH_WORK and reused), builds the exporter and runs it as a
+# child process on it, runs DuckDB's one-pass conversion of the same input,
+# prints records/s, input MB/s, output bytes, peak RSS against the budget,
+# CPU time and allocations, the exporter/DuckDB ratio, and checks the
+# exporter's output row for row against the input.
+#
+#   scripts/bench.sh                                  # 2M records, 4 tables, 12-20 columns, 256 MiB budget
+#   scripts/bench.sh -tables 500                      # many tables
+#   scripts/bench.sh -records 200000 -runs 3          # quick
+#   scripts/bench.sh -cpu-profile /tmp/cpu.out        # then: go tool pprof "$BENCH_WORK/exporter" /tmp/cpu.out
+#   scripts/bench.sh -- --compression snappy          # flags after -- go to `exporter run`
+#
+# scripts/bench-paths.sh compares the exporter's paths (local, MinIO, Kafka).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/minio.sh
-trap minio_stop EXIT
-minio_start >/dev/null
-out=$(go test ./pipeline -run XXX -bench 'BenchmarkConvert' -benchtime "${BENCH_TIME:-3x}" -benchmem "$@" | tee /dev/stderr)
-awk '/BenchmarkConvert\/exporter-kafka-s3/ {for(i=1;i<=NF;i++) if($(i+1)=="records/s") k=$i; next}
-     /BenchmarkConvert\/exporter-s3/ {for(i=1;i<=NF;i++) if($(i+1)=="records/s") s=$i; next}
-     /BenchmarkConvert\/exporter/    {for(i=1;i<=NF;i++) if($(i+1)=="records/s") e=$i}
-     /BenchmarkConvert\/duckdb/      {for(i=1;i<=NF;i++) if($(i+1)=="records/s") d=$i}
-     END {
-       if (e && d) printf "exporter (local) %d records/s, duckdb %d records/s: ratio %.2f\n", e, d, e/d
-       if (e && s) printf "exporter (file -> MinIO) %d records/s: %.2f of local\n", s, s/e
-       if (s && k) printf "exporter (Kafka -> MinIO) %d records/s: %.2f of file -> MinIO\n", k, k/s
-     }' <<<"$out"
+work=${BENCH_WORK:-${TMPDIR:-/tmp}/lakehouse-bench}
+mkdir -p "$work"
+go build -o "$work/exporter" ./cmd/exporter
+exec go run ./tools/bench -work "$work" -exporter "$work/exporter" -columns 12 -max-columns 20 "$@"

@@ -33,7 +33,7 @@ type Config struct {
 	// two thirds of the compression time, and the codec's default for
 	// the others.
 	CompressionLevel int
-	Granularity  partition.Granularity
+	Granularity      partition.Granularity
 	// ProcessingTime partitions by the time a row is buffered instead of
 	// by op_ts.
 	ProcessingTime bool
@@ -82,6 +82,7 @@ type File struct {
 	NewestOpTS      time.Time // the latest op_ts of its rows
 
 	estimate int64          // buffered bytes, until encoded
+	memBytes int64          // memory its rows hold, until encoded
 	enc      *pendingEncode // rows waiting to be encoded (Config.DeferEncode)
 }
 
@@ -356,6 +357,7 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 		estimate:        b.bytes,
 		enc:             w.prepare(b),
 	}
+	f.memBytes = batchMemory(f.enc.batch)
 	if !w.cfg.DeferEncode {
 		if err := f.Encode(); err != nil {
 			return nil, err
@@ -455,6 +457,29 @@ func (f *File) Release() {
 		f.enc.batch.Release()
 		f.enc = nil
 	}
+}
+
+// MemoryBytes is the memory the file's rows held when it was flushed: the
+// allocated size of its Arrow buffers, which builders grow by doubling.
+func (f *File) MemoryBytes() int64 { return f.memBytes }
+
+func batchMemory(rec arrow.RecordBatch) int64 {
+	var n int64
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
+			if b != nil {
+				n += int64(b.Cap())
+			}
+		}
+		for _, c := range d.Children() {
+			walk(c)
+		}
+	}
+	for _, col := range rec.Columns() {
+		walk(col.Data())
+	}
+	return n
 }
 
 // Size is the file's encoded size, or an estimate before encoding.

@@ -12,10 +12,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	httppprof "net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -125,7 +128,7 @@ type runCmd struct {
 	GGOpDelete       string `name:"gg-op-delete" help:"GoldenGate op string for deletes." default:"DELETE"`
 	GGOpUpsert       string `name:"gg-op-upsert" help:"GoldenGate op string for upserts." default:"UPSERT"`
 
-	MaxBufferBytes   int64 `help:"Budget for all open table buffers together; past it the largest are flushed first." default:"268435456"`
+	MaxBufferBytes   int64 `help:"Memory budget for the data: open table buffers, files being encoded and waiting for upload. Past 60% of it the largest buffers are flushed and reading waits for uploads; the Go heap is limited to it unless GOMEMLIMIT is set." default:"268435456"`
 	DecodeWorkers    int   `help:"Goroutines decoding records ahead, in parallel (0: one per CPU; -1: decode on the main goroutine)." default:"0"`
 	UploadWorkers    int   `help:"Files encoded and uploaded at once." default:"4"`
 	UploadQueueBytes int64 `help:"Most bytes of finished files waiting for upload before reading pauses." default:"268435456"`
@@ -138,10 +141,12 @@ type runCmd struct {
 	HoldMaxAge     time.Duration `help:"Longest a DML record waits for its table's metadata." default:"5m"`
 
 	MetricsAddr string `help:"Serve Prometheus /metrics, /healthz and /readyz on HOST:PORT (off when empty)."`
+	Pprof       bool   `help:"Also serve Go's /debug/pprof profiles on --metrics-addr (heap, CPU, goroutines)."`
 
 	LogFormat     string        `help:"Log format: auto (text on a terminal, JSON otherwise), text or json." default:"auto" enum:"auto,text,json"`
 	LogLevel      string        `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error"`
 	ProgressEvery time.Duration `help:"Log progress at this interval (0 turns it off)." default:"5s"`
+	CPUProfile    string        `name:"cpu-profile" help:"Write a Go CPU profile of the whole run to this file (for go tool pprof)." type:"path"`
 }
 
 func main() {
@@ -236,6 +241,29 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 		fmt.Fprintln(stderr, "exporter: bad configuration:", err)
 		return exitUsage
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The budget bounds the data; without a limit the Go collector
+		// lets garbage grow the heap to twice what is live, so the
+		// process would use twice the budget. With it, the collector
+		// works harder near the budget instead (measured: about 8% more
+		// time on the benchmark stream).
+		budget := r.MaxBufferBytes
+		if budget <= 0 {
+			budget = 256 << 20
+		}
+		debug.SetMemoryLimit(max(budget, 64<<20))
+	}
+	if r.CPUProfile != "" {
+		f, err := os.Create(r.CPUProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "exporter: --cpu-profile:", err)
+			return exitUsage
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	if c, ok := cfg.Store.(checker); ok {
 		// A missing bucket or bad credentials stop the run at once, not
 		// after minutes of retries.
@@ -293,7 +321,17 @@ func (r *runCmd) serveMetrics(ctx context.Context, cfg *pipeline.Config, logger 
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: m.Handler(probes...), ReadHeaderTimeout: 10 * time.Second}
+	handler := m.Handler(probes...)
+	if r.Pprof {
+		mux := http.NewServeMux()
+		mux.Handle("/", handler)
+		mux.HandleFunc("/debug/pprof/", httppprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
+		handler = mux
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -621,4 +659,7 @@ func printSummary(w io.Writer, s pipeline.Summary) {
 		fmt.Fprintf(w, " (%s; see _dlq/)", strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(w, "\nfiles:          %d\nbytes:          %d\nseconds:        %.2f\n", s.Files, s.Bytes, s.Elapsed.Seconds())
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Fprintf(w, "allocated:      %d bytes in %d objects (Go heap, whole process)\n", ms.TotalAlloc, ms.Mallocs)
 }

@@ -14,11 +14,14 @@ import (
 
 // Options shape a generated stream.
 type Options struct {
-	Records   int     // DML records to write
-	Tables    int     // number of tables (default 4)
-	Columns   int     // columns per table, at least 6 (default 12)
-	Seed      uint64  // same seed, same stream
-	NullRatio float64 // share of nullable values written as null (default 0.1)
+	Records int // DML records to write
+	Tables  int // number of tables (default 4)
+	Columns int // columns per table, at least 6 (default 12)
+	// MaxColumns, when above Columns, gives each table between Columns
+	// and MaxColumns columns.
+	MaxColumns int
+	Seed       uint64  // same seed, same stream
+	NullRatio  float64 // share of nullable values written as null (default 0.1)
 	// DDLEvery inserts an ALTER TABLE ... ADD column DDL for one table
 	// (followed by its refreshed metadata) every N DML records; 0 = none.
 	DDLEvery int
@@ -104,7 +107,11 @@ func Write(w io.Writer, o Options) (Stats, error) {
 	for i := range tables {
 		t := &table{name: "APP.T" + strconv.Itoa(i), nextID: 1}
 		kinds := []byte{'i', 's', 'd', 't', 'b', 's'}
-		for c := 0; c < o.Columns; c++ {
+		ncols := o.Columns
+		if o.MaxColumns > o.Columns {
+			ncols += rng.IntN(o.MaxColumns - o.Columns + 1)
+		}
+		for c := 0; c < ncols; c++ {
 			col := column{kind: kinds[c%len(kinds)], nullable: c > 0}
 			if c == 0 {
 				col.name = "ID"

@@ -19,6 +19,7 @@ func main() {
 	flag.IntVar(&o.Records, "records", 100000, "DML records")
 	flag.IntVar(&o.Tables, "tables", 4, "tables")
 	flag.IntVar(&o.Columns, "columns", 12, "columns per table (at least 6)")
+	flag.IntVar(&o.MaxColumns, "max-columns", 0, "when above -columns, each table gets between -columns and this many")
 	flag.Uint64Var(&o.Seed, "seed", 1, "random seed; the same seed gives the same stream")
 	flag.Float64Var(&o.NullRatio, "null-ratio", 0.1, "share of nullable values that are null")
 	flag.IntVar(&o.DDLEvery, "ddl-every", 0, "add a column to a table every N records (0: never)")

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Compares the paths of the conversion benchmark in one go: the exporter to a local folder,
+# the exporter to MinIO (started here), and DuckDB on the same stream, and
+# prints the ratios. BENCH_RECORDS sets the stream size (default 200000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/minio.sh
+trap minio_stop EXIT
+minio_start >/dev/null
+out=$(go test ./pipeline -run XXX -bench 'BenchmarkConvert' -benchtime "${BENCH_TIME:-3x}" -benchmem "$@" | tee /dev/stderr)
+awk '/BenchmarkConvert\/exporter-kafka-s3/ {for(i=1;i<=NF;i++) if($(i+1)=="records/s") k=$i; next}
+     /BenchmarkConvert\/exporter-s3/ {for(i=1;i<=NF;i++) if($(i+1)=="records/s") s=$i; next}
+     /BenchmarkConvert\/exporter/    {for(i=1;i<=NF;i++) if($(i+1)=="records/s") e=$i}
+     /BenchmarkConvert\/duckdb/      {for(i=1;i<=NF;i++) if($(i+1)=="records/s") d=$i}
+     END {
+       if (e && d) printf "exporter (local) %d records/s, duckdb %d records/s: ratio %.2f\n", e, d, e/d
+       if (e && s) printf "exporter (file -> MinIO) %d records/s: %.2f of local\n", s, s/e
+       if (s && k) printf "exporter (Kafka -> MinIO) %d records/s: %.2f of file -> MinIO\n", k, k/s
+     }' <<<"$out"

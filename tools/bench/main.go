@@ -1,0 +1,268 @@
+// Command bench measures the exporter end to end on a generated
+// GoldenGate stream: it runs the exporter binary as a child process (so
+// that its peak RSS and CPU time are its own), runs DuckDB's one-pass
+// conversion of the same input in the same run, prints both and their
+// ratio, and checks the exporter's output row for row against DuckDB's
+// reading of the input.
+//
+//	go run ./tools/bench -records 2000000 -columns 8 -max-columns 20
+//
+// scripts/bench.sh builds the exporter and calls it.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/duckq"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
+)
+
+type options struct {
+	gen       gen.Options
+	exporter  string
+	work      string
+	budget    int64
+	runs      int
+	duckdb    bool
+	check     bool
+	profile   string
+	extraArgs []string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.gen.Records, "records", 2_000_000, "DML records in the stream")
+	flag.IntVar(&o.gen.Tables, "tables", 4, "tables")
+	flag.IntVar(&o.gen.Columns, "columns", 8, "columns per table (at least 6)")
+	flag.IntVar(&o.gen.MaxColumns, "max-columns", 20, "each table gets between -columns and this many columns")
+	flag.Float64Var(&o.gen.UpdateRatio, "update-ratio", 0.3, "share of updates")
+	flag.Float64Var(&o.gen.DeleteRatio, "delete-ratio", 0.1, "share of deletes")
+	flag.Float64Var(&o.gen.NullRatio, "null-ratio", 0.1, "share of nullable values that are null")
+	flag.Uint64Var(&o.gen.Seed, "seed", 1, "random seed; the same flags give the same stream")
+	flag.StringVar(&o.exporter, "exporter", "", "exporter binary (default: go build ./cmd/exporter into -work)")
+	flag.StringVar(&o.work, "work", filepath.Join(os.TempDir(), "lakehouse-bench"), "folder for the stream (kept and reused) and the outputs")
+	flag.Int64Var(&o.budget, "max-buffer-bytes", 256<<20, "the exporter's buffer budget (--max-buffer-bytes)")
+	flag.IntVar(&o.runs, "runs", 1, "runs of each converter; the best is reported")
+	flag.BoolVar(&o.duckdb, "duckdb", true, "also run DuckDB's conversion and print the ratio")
+	flag.BoolVar(&o.check, "check", true, "check the exporter's output row for row against the input")
+	flag.StringVar(&o.profile, "cpu-profile", "", "write the exporter's CPU profile of the last run here")
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: bench [flags] [-- exporter run flags]\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	o.extraArgs = flag.Args()
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := os.MkdirAll(o.work, 0o755); err != nil {
+		return err
+	}
+	in, st, err := stream(o, log)
+	if err != nil {
+		return err
+	}
+	if o.exporter == "" {
+		o.exporter = filepath.Join(o.work, "exporter")
+		log.Info("building the exporter", "out", o.exporter)
+		build := exec.CommandContext(ctx, "go", "build", "-o", o.exporter, "./cmd/exporter")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("go build ./cmd/exporter (run bench from the repository root): %w", err)
+		}
+	}
+	fmt.Printf("stream: %d DML records, %d tables, %d bytes (%.0f bytes/record), %s\n",
+		st.DML, len(st.TableNames), st.Bytes, float64(st.Bytes)/float64(st.DML), in)
+
+	out := filepath.Join(o.work, "lake")
+	var best *exportRun
+	for i := range o.runs {
+		os.RemoveAll(out)
+		profile := ""
+		if i == o.runs-1 {
+			profile = o.profile
+		}
+		r, err := export(ctx, o, in, out, profile)
+		if err != nil {
+			return err
+		}
+		log.Info("exporter run", "n", i+1, "seconds", r.wall.Seconds(), "peak_rss_mib", r.peakRSS>>20)
+		if best == nil || r.wall < best.wall {
+			best = r
+		}
+	}
+	rate := func(d time.Duration) (float64, float64) {
+		return float64(st.DML) / d.Seconds(), float64(st.Bytes) / d.Seconds() / 1e6
+	}
+	rps, mbps := rate(best.wall)
+	fmt.Printf("exporter: %.2fs  %.0f records/s  %.1f MB/s  out %d bytes  peak RSS %d MiB (budget %d MiB, %.2f of it)  cpu %.1fs user %.1fs sys  allocated %s\n",
+		best.wall.Seconds(), rps, mbps, best.outBytes, best.peakRSS>>20, o.budget>>20, float64(best.peakRSS)/float64(o.budget),
+		best.user.Seconds(), best.sys.Seconds(), best.allocated)
+
+	var db *sql.DB
+	if o.duckdb || o.check {
+		if db, err = duckq.Open(); err != nil {
+			return err
+		}
+		defer db.Close()
+	}
+	if o.duckdb {
+		var dbest time.Duration
+		var dout int64
+		for range o.runs {
+			dir := filepath.Join(o.work, "duckdb")
+			os.RemoveAll(dir)
+			start := time.Now()
+			q := fmt.Sprintf(`COPY (SELECT * FROM read_json('%s', format='newline_delimited', maximum_object_size=16777216)
+				WHERE op_type IN ('INSERT','UPDATE','DELETE','UPSERT'))
+				TO '%s' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (qual_table))`, in, dir)
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("duckdb conversion: %w", err)
+			}
+			if d := time.Since(start); dbest == 0 || d < dbest {
+				dbest = d
+			}
+			dout = dirSize(dir)
+			os.RemoveAll(dir)
+		}
+		drps, dmbps := rate(dbest)
+		fmt.Printf("duckdb:   %.2fs  %.0f records/s  %.1f MB/s  out %d bytes\n", dbest.Seconds(), drps, dmbps, dout)
+		fmt.Printf("ratio exporter/duckdb: %.2f\n", rps/drps)
+	}
+	if o.check {
+		if err := check(ctx, db, in, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stream writes the generated input once per set of options and reuses it.
+func stream(o options, log *slog.Logger) (string, gen.Stats, error) {
+	g := o.gen
+	name := fmt.Sprintf("stream-r%d-t%d-c%d-%d-u%g-d%g-n%g-s%d.jsonl", g.Records, g.Tables, g.Columns, g.MaxColumns,
+		g.UpdateRatio, g.DeleteRatio, g.NullRatio, g.Seed)
+	path := filepath.Join(o.work, name)
+	statsPath := path + ".stats"
+	if b, err := os.ReadFile(statsPath); err == nil {
+		var st gen.Stats
+		var tables int
+		if _, err := fmt.Sscan(string(b), &st.DML, &st.Bytes, &tables); err == nil {
+			st.TableNames = make([]string, tables)
+			return path, st, nil
+		}
+	}
+	log.Info("generating the stream", "path", path)
+	f, err := os.Create(path)
+	if err != nil {
+		return "", gen.Stats{}, err
+	}
+	st, err := gen.Write(f, g)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", st, err
+	}
+	return path, st, os.WriteFile(statsPath, fmt.Appendf(nil, "%d %d %d\n", st.DML, st.Bytes, len(st.TableNames)), 0o644)
+}
+
+type exportRun struct {
+	wall, user, sys time.Duration
+	peakRSS         int64
+	outBytes        int64
+	allocated       string
+}
+
+var allocatedLine = regexp.MustCompile(`(?m)^allocated:\s+(.*)$`)
+
+func export(ctx context.Context, o options, in, out, profile string) (*exportRun, error) {
+	args := []string{"run", "--source", "file:" + in, "--sink", "file://" + out, "--format", "goldengate",
+		"--max-buffer-bytes", strconv.FormatInt(o.budget, 10), "--log-level", "warn"}
+	if profile != "" {
+		args = append(args, "--cpu-profile", profile)
+	}
+	args = append(args, o.extraArgs...)
+	cmd := exec.CommandContext(ctx, o.exporter, args...)
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w\n%s", o.exporter, strings.Join(args, " "), err, stdout.String())
+	}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	r := &exportRun{wall: wall, user: cmd.ProcessState.UserTime(), sys: cmd.ProcessState.SystemTime(), outBytes: dirSize(out)}
+	if ru != nil {
+		r.peakRSS = ru.Maxrss << 10 // KiB on Linux
+	}
+	if m := allocatedLine.FindStringSubmatch(stdout.String()); m != nil {
+		r.allocated = m[1]
+	}
+	return r, nil
+}
+
+// check compares, as multisets, (table, pos, op, key, one value column)
+// of every DML record DuckDB reads from the input with every row the
+// exporter wrote: each change exactly once, in the right table, with its
+// values.
+func check(ctx context.Context, db *sql.DB, in, lake string) error {
+	q := fmt.Sprintf(`
+WITH src AS (
+  SELECT qual_table AS tbl, pos, op_type AS op,
+         CAST(coalesce(after->>'ID', before->>'ID') AS BIGINT) AS id,
+         CASE WHEN op_type = 'DELETE' THEN NULL ELSE after->>'C1_s' END AS c1
+  FROM read_json('%s', format='newline_delimited', maximum_object_size=16777216,
+       columns={qual_table: 'VARCHAR', op_type: 'VARCHAR', pos: 'VARCHAR', before: 'JSON', after: 'JSON'})
+  WHERE op_type IN ('INSERT','UPDATE','DELETE','UPSERT')),
+lake AS (
+  SELECT regexp_extract(filename, '([^/]+)/schema_version=', 1) AS tbl, pos, op_type AS op,
+         CAST(ID AS BIGINT) AS id,
+         CASE WHEN op_type = 'DELETE' THEN NULL ELSE C1_s END AS c1
+  FROM read_parquet('%s/*/schema_version=*/**/*.parquet', union_by_name=true, filename=true, hive_partitioning=false))
+SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM lake),
+       (SELECT count(*) FROM (SELECT * FROM src EXCEPT ALL SELECT * FROM lake)),
+       (SELECT count(*) FROM (SELECT * FROM lake EXCEPT ALL SELECT * FROM src))`, in, lake)
+	var nsrc, nlake, missing, extra int64
+	if err := db.QueryRowContext(ctx, q).Scan(&nsrc, &nlake, &missing, &extra); err != nil {
+		return fmt.Errorf("row-for-row check: %w", err)
+	}
+	fmt.Printf("check: input %d DML records, lake %d rows, %d missing or different, %d extra\n", nsrc, nlake, missing, extra)
+	if nsrc == 0 || missing != 0 || extra != 0 {
+		return fmt.Errorf("the lake in %s does not hold exactly the input's changes", lake)
+	}
+	return nil
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
