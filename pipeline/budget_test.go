@@ -1,11 +1,14 @@
 package pipeline_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+	"github.com/lakehouse-exporter/lakehouse-exporter/store"
 )
 
 // TestBufferBudgetBoundsMemoryAcrossManyTables: with many tables and a
@@ -37,4 +40,45 @@ func TestBufferBudgetBoundsMemoryAcrossManyTables(t *testing.T) {
 		t.Errorf("rows|distinct pos = %s", got)
 	}
 	t.Logf("budget %d: peak held %d, peak buffered estimate %d, %d files", budget, sum.PeakHeldBytes, sum.PeakBufferedBytes, sum.Files)
+}
+
+// slowStore takes delay for every put, like a distant or throttled bucket.
+type slowStore struct {
+	pipeline.Store
+	delay time.Duration
+}
+
+func (s slowStore) Put(ctx context.Context, key string, data []byte) error {
+	time.Sleep(s.delay)
+	return s.Store.Put(ctx, key, data)
+}
+
+// TestSlowStoreStopsReadingInsteadOfGrowing: when uploads cannot keep up,
+// reading waits for them, so measured memory stays within the budget even
+// though the input could be read much faster than it is stored.
+func TestSlowStoreStopsReadingInsteadOfGrowing(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "slow.jsonl")
+	generate(t, in, gen.Options{Records: 20000, Tables: 8, Seed: 5})
+	dir := t.TempDir()
+	const budget = 2 << 20
+	local, err := store.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := export(t, "", func(c *pipeline.Config) {
+		c.MaxBufferBytes = budget
+		c.Store = slowStore{Store: local, delay: 15 * time.Millisecond}
+		c.UploadWorkers = 1
+	}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.PeakHeldBytes > budget {
+		t.Errorf("peak held %d bytes with a slow store, budget %d", sum.PeakHeldBytes, budget)
+	}
+	rows := query(t, openDuck(t), `SELECT count(*), count(DISTINCT pos) FROM `+lakeGlob(dir, ""))
+	if got := rowStrings(rows)[0]; got != "20000|20000" {
+		t.Errorf("rows|distinct pos = %s", got)
+	}
+	t.Logf("peak held %d of %d, %d files", sum.PeakHeldBytes, budget, sum.Files)
 }
