@@ -42,8 +42,63 @@ type buffer struct {
 	newestOpTS              time.Time
 }
 
-func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string, src Source, now time.Time) *buffer {
+// sizeHint is what the last file of a table version held. The next file
+// of the version reserves that much up front instead of growing its
+// builders by doubling, which copied each buffer several times over and
+// left the copies to the collector. Capped, so that one big file does not
+// make a trickle of rows reserve a lot of memory against the budget.
+type sizeHint struct {
+	rows int
+	data []int // bytes of each variable-length builder, in binaryBuilders order
+}
+
+const (
+	maxHintRows = 1 << 17
+	maxHintData = 32 << 20
+)
+
+func (b *buffer) sizeHint() *sizeHint {
+	h := &sizeHint{rows: min(b.rows, maxHintRows)}
+	for _, bb := range binaryBuilders(b.rb.Fields(), nil) {
+		h.data = append(h.data, min(bb.DataLen(), maxHintData))
+	}
+	return h
+}
+
+func (h *sizeHint) apply(rb *array.RecordBuilder) {
+	rb.Reserve(h.rows)
+	for i, bb := range binaryBuilders(rb.Fields(), nil) {
+		if i < len(h.data) {
+			bb.ReserveData(h.data[i])
+		}
+	}
+}
+
+// binaryBuilders appends the variable-length builders among bs, depth
+// first.
+func binaryBuilders(bs []array.Builder, out []*array.BinaryBuilder) []*array.BinaryBuilder {
+	for _, bld := range bs {
+		switch b := bld.(type) {
+		case *array.StringBuilder:
+			out = append(out, b.BinaryBuilder)
+		case *array.BinaryBuilder:
+			out = append(out, b)
+		case *array.StructBuilder:
+			for i := range b.NumField() {
+				out = binaryBuilders([]array.Builder{b.FieldBuilder(i)}, out)
+			}
+		case *array.ListBuilder:
+			out = binaryBuilders([]array.Builder{b.ValueBuilder()}, out)
+		}
+	}
+	return out
+}
+
+func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string, src Source, now time.Time, hint *sizeHint) *buffer {
 	rb := array.NewRecordBuilder(mem, v.Schema)
+	if hint != nil {
+		hint.apply(rb)
+	}
 	b := &buffer{key: key, seg: seg, version: v, rb: rb, created: now, firstOffset: src.Offset}
 	b.opType = rb.Field(0).(*array.StringBuilder)
 	b.opTS = rb.Field(1).(*array.TimestampBuilder)

@@ -110,9 +110,10 @@ type Writer struct {
 // converterPair is what Append needs per schema version, computed once.
 type converterPair struct {
 	row, before *imageConverter
-	hasBefore   bool   // the version's files carry before_image
-	seg         string // the table's folder
-	segErr      error  // the table name has no folder
+	hasBefore   bool      // the version's files carry before_image
+	seg         string    // the table's folder
+	hint        *sizeHint // what the version's last file held
+	segErr      error     // the table name has no folder
 }
 
 // New validates cfg and returns a Writer.
@@ -208,7 +209,7 @@ func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]
 		b = nil
 	}
 	if b == nil {
-		b = newBuffer(w.cfg.Allocator, key, v, seg, src, w.cfg.Now())
+		b = newBuffer(w.cfg.Allocator, key, v, seg, src, w.cfg.Now(), conv.hint)
 		w.buffers[key] = b
 	}
 	var before []slot
@@ -344,6 +345,9 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 	delete(w.buffers, b.key)
 	w.buffered -= b.bytes
 	defer b.release()
+	if conv := w.converters[b.version]; conv != nil {
+		conv.hint = b.sizeHint()
+	}
 	f := &File{
 		Key:             partition.DataDir(b.seg, b.key.Version, b.key.TimePart) + "/" + partition.DataFileName(b.key.Partition, b.firstOffset),
 		Table:           b.key.Table,

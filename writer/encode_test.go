@@ -3,6 +3,8 @@ package writer
 import (
 	"fmt"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // A file of 2,000 orders: ORDER_ID, pos and op_ts never repeat, STATUS and
@@ -84,5 +86,48 @@ func TestCompressionLevelReachesTheCodec(t *testing.T) {
 	fast, best := size(1), size(19)
 	if best >= fast {
 		t.Errorf("zstd level 19 wrote %d bytes, level 1 %d: the level did not reach the codec", best, fast)
+	}
+}
+
+// growthCounter counts the reallocations that grow a buffer.
+type growthCounter struct {
+	memory.Allocator
+	grows int
+}
+
+func (g *growthCounter) Reallocate(size int, b []byte) []byte {
+	if size > cap(b) {
+		g.grows++
+	}
+	return g.Allocator.Reallocate(size, b)
+}
+
+// The second file of a table version reserves what the first held, so its
+// builders do not grow row by row; its rows are still all there.
+func TestNextFileReservesWhatTheLastHeld(t *testing.T) {
+	f, v := ordersFixture(t, true)
+	mem := &growthCounter{Allocator: memory.NewGoAllocator()}
+	w := newWriter(t, Config{Allocator: mem})
+	fill := func(from int) {
+		for i := from; i < from+1000; i++ {
+			rec := fmt.Sprintf(`{"qual_table":"SALES.ORDERS","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","xid":"x%d","pos":"p-%08d","after":{"ORDER_ID":%d,"STATUS":"status %d","TOTAL_AMOUNT":%d.25}}`,
+				i, i, i, i, i)
+			mustAppend(t, w, v, f.rec(rec), Source{Partition: "p0", Offset: int64(i)})
+		}
+	}
+	fill(0)
+	first := mem.grows
+	mustFlushAll(t, w)
+	mem.grows = 0
+	fill(1000)
+	second := mem.grows
+	files := mustFlushAll(t, w)
+	if first == 0 || second > first/4 {
+		t.Errorf("buffers grew %d times for the first file and %d for the second of the same size", first, second)
+	}
+	p := readParquet(t, files[0].Data)
+	pos := p.strings("pos")
+	if len(pos) != 1000 || pos[0] != "p-00001000" || pos[999] != "p-00001999" {
+		t.Errorf("second file: %d rows, pos %v .. %v", len(pos), pos[0], pos[len(pos)-1])
 	}
 }

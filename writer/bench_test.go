@@ -1,0 +1,99 @@
+package writer
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
+)
+
+// benchRecords decodes a generated one-table stream of n DML records.
+func benchRecords(b *testing.B, n, columns int) (*arrowschema.Version, []*cdc.Record) {
+	b.Helper()
+	var buf bytes.Buffer
+	if _, err := gen.Write(&buf, gen.Options{Records: n, Tables: 1, Columns: columns, Seed: 7}); err != nil {
+		b.Fatal(err)
+	}
+	dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
+	cat := arrowschema.NewCatalog(arrowschema.Options{BeforeImage: true})
+	var recs []*cdc.Record
+	var table string
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		r := new(cdc.Record)
+		if err := dec.Decode(line, r); err != nil {
+			b.Fatal(err)
+		}
+		switch r.Class {
+		case cdc.ClassSchema:
+			if err := cat.ApplySchemaRecord(r.SchemaID, r.Body); err != nil {
+				b.Fatal(err)
+			}
+		case cdc.ClassObjectMetadata:
+			if _, err := cat.ApplyMetadata(r.Metadata, r.Pos, r.OpTS); err != nil {
+				b.Fatal(err)
+			}
+			table = r.Metadata.Table
+		case cdc.ClassDML:
+			recs = append(recs, r)
+		}
+	}
+	return cat.Current(table), recs
+}
+
+// BenchmarkEncode encodes files of one table (16 columns, with before
+// images) of several sizes: the per-file cost is what many tables under
+// one memory budget pay for, the per-row cost what one busy table pays.
+func BenchmarkEncode(b *testing.B) {
+	for _, rows := range []int{500, 5000, 50000} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			v, recs := benchRecords(b, rows, 16)
+			w, err := New(Config{DeferEncode: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i, r := range recs {
+				if _, err := w.Append(v, r, Source{Partition: "p0", Offset: int64(i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			files, err := w.FlushAll("bench")
+			if err != nil || len(files) != 1 {
+				b.Fatal(err, len(files))
+			}
+			pe := files[0].enc
+			b.ReportAllocs()
+			for b.Loop() {
+				pe.batch.Retain()
+				f := &File{Key: "k", enc: pe}
+				if err := f.Encode(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			pe.batch.Release()
+			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+// BenchmarkAppend buffers decoded records of one table, a file of 20,000
+// rows per iteration, with one writer throughout as in a run.
+func BenchmarkAppend(b *testing.B) {
+	v, recs := benchRecords(b, 20000, 16)
+	w, _ := New(Config{DeferEncode: true})
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, r := range recs {
+			if _, err := w.Append(v, r, Source{Partition: "p0", Offset: int64(i)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		files, _ := w.FlushAll("bench")
+		for _, f := range files {
+			f.Release()
+		}
+	}
+	b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
