@@ -82,17 +82,17 @@ func BenchmarkEncode(b *testing.B) {
 // rows per iteration, with one writer throughout as in a run.
 func BenchmarkAppend(b *testing.B) {
 	v, recs := benchRecords(b, 20000, 16)
-	w, _ := New(Config{DeferEncode: true})
+	w, _ := New(Config{DeferEncode: true, MaxRows: len(recs)})
 	b.ReportAllocs()
 	for b.Loop() {
 		for i, r := range recs {
-			if _, err := w.Append(v, r, Source{Partition: "p0", Offset: int64(i)}); err != nil {
+			files, err := w.Append(v, r, Source{Partition: "p0", Offset: int64(i)})
+			if err != nil {
 				b.Fatal(err)
 			}
-		}
-		files, _ := w.FlushAll("bench")
-		for _, f := range files {
-			f.Release()
+			for _, f := range files {
+				f.Release()
+			}
 		}
 	}
 	b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")

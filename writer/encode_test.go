@@ -102,32 +102,47 @@ func (g *growthCounter) Reallocate(size int, b []byte) []byte {
 	return g.Allocator.Reallocate(size, b)
 }
 
-// The second file of a table version reserves what the first held, so its
-// builders do not grow row by row; its rows are still all there.
+// The second file of a table version reserves what the first held (when
+// the first filled up), so its builders do not grow row by row; its rows
+// are still all there.
 func TestNextFileReservesWhatTheLastHeld(t *testing.T) {
 	f, v := ordersFixture(t, true)
 	mem := &growthCounter{Allocator: memory.NewGoAllocator()}
-	w := newWriter(t, Config{Allocator: mem})
-	fill := func(from int) {
+	w := newWriter(t, Config{Allocator: mem, MaxRows: 1000})
+	fill := func(from int) []*File {
+		var files []*File
 		for i := from; i < from+1000; i++ {
 			rec := fmt.Sprintf(`{"qual_table":"SALES.ORDERS","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","xid":"x%d","pos":"p-%08d","after":{"ORDER_ID":%d,"STATUS":"status %d","TOTAL_AMOUNT":%d.25}}`,
 				i, i, i, i, i)
-			mustAppend(t, w, v, f.rec(rec), Source{Partition: "p0", Offset: int64(i)})
+			files = append(files, mustAppend(t, w, v, f.rec(rec), Source{Partition: "p0", Offset: int64(i)})...)
 		}
+		return files
 	}
 	fill(0)
 	first := mem.grows
-	mustFlushAll(t, w)
 	mem.grows = 0
-	fill(1000)
+	files := fill(1000)
 	second := mem.grows
-	files := mustFlushAll(t, w)
 	if first == 0 || second > first/4 {
 		t.Errorf("buffers grew %d times for the first file and %d for the second of the same size", first, second)
+	}
+	if len(files) != 1 {
+		t.Fatalf("%d files rolled, want 1", len(files))
 	}
 	p := readParquet(t, files[0].Data)
 	pos := p.strings("pos")
 	if len(pos) != 1000 || pos[0] != "p-00001000" || pos[999] != "p-00001999" {
 		t.Errorf("second file: %d rows, pos %v .. %v", len(pos), pos[0], pos[len(pos)-1])
+	}
+
+	// A file cut short (here by a commit) predicts nothing.
+	mustFlushAll(t, w)
+	w2 := newWriter(t, Config{Allocator: mem})
+	mustAppend(t, w2, v, f.rec(insert1001), Source{Partition: "p0"})
+	mustFlushAll(t, w2)
+	mem.grows = 0
+	before := w2.converters[v].hint
+	if before != nil {
+		t.Errorf("a file flushed by a commit left a size hint: %+v", before)
 	}
 }

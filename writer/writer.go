@@ -346,7 +346,13 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 	w.buffered -= b.bytes
 	defer b.release()
 	if conv := w.converters[b.version]; conv != nil {
-		conv.hint = b.sizeHint()
+		// Only a file that filled up predicts the next one; a file cut
+		// short by the budget, age or a commit would make the next
+		// reserve memory it may never use, against the budget.
+		conv.hint = nil
+		if reason == "rows" || reason == "bytes" {
+			conv.hint = b.sizeHint()
+		}
 	}
 	f := &File{
 		Key:             partition.DataDir(b.seg, b.key.Version, b.key.TimePart) + "/" + partition.DataFileName(b.key.Partition, b.firstOffset),
