@@ -59,7 +59,17 @@ var reservedFields = map[string]bool{"columns": true, "ddl": true, "data": true,
 type GoldenGate struct {
 	names  GoldenGateNames
 	intern interner
+	// keys remembers, per table, the field names of its last before and
+	// after images by position: the next record of the table almost
+	// always lists the same names in the same order, and comparing with
+	// the name in the same place is cheaper than a lookup per field.
+	keys map[string]*imageKeys
 }
+
+type imageKeys struct{ before, after []string }
+
+// maxKeyTables bounds keys; past it the cache starts over.
+const maxKeyTables = 4096
 
 // NewGoldenGate returns a decoder for records that use names. It fails when
 // two roles share one field name or one op string, since the records could
@@ -87,7 +97,7 @@ func NewGoldenGate(names GoldenGateNames) (*GoldenGate, error) {
 		}
 		ops[s] = role
 	}
-	return &GoldenGate{names: n, intern: newInterner()}, nil
+	return &GoldenGate{names: n, intern: newInterner(), keys: map[string]*imageKeys{}}, nil
 }
 
 // Names returns the effective field names, defaults filled in.
@@ -274,10 +284,18 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 	if err := d.meta(&t, rec, true); err != nil {
 		return err
 	}
-	if err := d.image(t.before, t.beforeType, &rec.Before, n.Before); err != nil {
+	keys := d.keys[rec.Table]
+	if keys == nil {
+		if len(d.keys) >= maxKeyTables {
+			clear(d.keys)
+		}
+		keys = &imageKeys{}
+		d.keys[rec.Table] = keys
+	}
+	if err := d.image(t.before, t.beforeType, &rec.Before, n.Before, &keys.before); err != nil {
 		return err
 	}
-	if err := d.image(t.after, t.afterType, &rec.After, n.After); err != nil {
+	if err := d.image(t.after, t.afterType, &rec.After, n.After, &keys.after); err != nil {
 		return err
 	}
 	if !rec.RowImage().Present {
@@ -354,7 +372,7 @@ func scalarText(v []byte) string {
 	return string(v)
 }
 
-func (d *GoldenGate) image(v []byte, vt jsonparser.ValueType, im *Image, name string) error {
+func (d *GoldenGate) image(v []byte, vt jsonparser.ValueType, im *Image, name string, last *[]string) error {
 	switch vt {
 	case jsonparser.NotExist, jsonparser.Null:
 		return nil
@@ -364,7 +382,19 @@ func (d *GoldenGate) image(v []byte, vt jsonparser.ValueType, im *Image, name st
 	}
 	im.Present = true
 	err := jsonparser.ObjectEach(v, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
-		im.Fields = append(im.Fields, Field{Name: d.intern.bytes(key), Value: value, Type: valueType(vt)})
+		i := len(im.Fields)
+		var fname string
+		if i < len(*last) && string(key) == (*last)[i] {
+			fname = (*last)[i]
+		} else {
+			fname = d.intern.bytes(key)
+			if i < len(*last) {
+				(*last)[i] = fname
+			} else if i < maxInterned {
+				*last = append(*last, fname)
+			}
+		}
+		im.Fields = append(im.Fields, Field{Name: fname, Value: value, Type: valueType(vt)})
 		return nil
 	})
 	if err != nil {

@@ -41,6 +41,10 @@ type imageConverter struct {
 	version *arrowschema.Version
 	slots   []slot
 	scratch [][]byte
+	// order[i] is the column the i-th field of the last image named:
+	// images of a table list their fields in the same order, and checking
+	// the column in that place is cheaper than a lookup per field.
+	order []int
 }
 
 func newImageConverter(v *arrowschema.Version) *imageConverter {
@@ -55,10 +59,21 @@ func (c *imageConverter) convert(im *cdc.Image, imageName string) error {
 	}
 	for fi := range im.Fields {
 		f := &im.Fields[fi]
-		idx, ok := c.version.ColumnIndex(f.Name)
-		if !ok {
-			return cdc.Rejectf(cdc.ReasonUnknownColumn, "%s image has column %q, which is not in the metadata of %s (schema version %d)",
-				imageName, f.Name, c.version.Table, c.version.Number)
+		idx := -1
+		if fi < len(c.order) && c.version.Columns[c.order[fi]].Name == f.Name {
+			idx = c.order[fi]
+		} else {
+			j, ok := c.version.ColumnIndex(f.Name)
+			if !ok {
+				return cdc.Rejectf(cdc.ReasonUnknownColumn, "%s image has column %q, which is not in the metadata of %s (schema version %d)",
+					imageName, f.Name, c.version.Table, c.version.Number)
+			}
+			idx = j
+			if fi < len(c.order) {
+				c.order[fi] = j
+			} else if fi == len(c.order) && fi < 2*len(c.slots) {
+				c.order = append(c.order, j)
+			}
 		}
 		s := &c.slots[idx]
 		if f.Type == cdc.TypeNull {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -144,5 +145,34 @@ func TestNextFileReservesWhatTheLastHeld(t *testing.T) {
 	before := w2.converters[v].hint
 	if before != nil {
 		t.Errorf("a file flushed by a commit left a size hint: %+v", before)
+	}
+}
+
+// Images may list their fields in any order, and the order may change
+// from one record to the next; each value lands in its own column.
+func TestFieldOrderMayChangeBetweenRecords(t *testing.T) {
+	f, v := ordersFixture(t, false)
+	w := newWriter(t, Config{})
+	for i, after := range []string{
+		`{"ORDER_ID":1,"STATUS":"a","TOTAL_AMOUNT":1.5}`,
+		`{"STATUS":"b","ORDER_ID":2,"TOTAL_AMOUNT":2.5}`,
+		`{"TOTAL_AMOUNT":3.5,"STATUS":"c","ORDER_ID":3}`,
+		`{"ORDER_ID":4,"STATUS":"d"}`,
+		`{"ORDER_ID":5,"STATUS":"e","TOTAL_AMOUNT":5.5}`,
+	} {
+		rec := fmt.Sprintf(`{"qual_table":"SALES.ORDERS","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","pos":"p%d","after":%s}`, i, after)
+		mustAppend(t, w, v, f.rec(rec), Source{Partition: "p0", Offset: int64(i)})
+	}
+	p := readParquet(t, mustFlushAll(t, w)[0].Data)
+	ids, amounts := p.col("ORDER_ID"), p.col("TOTAL_AMOUNT").(*array.Decimal128)
+	status := p.strings("STATUS")
+	for i, want := range []string{"1 a 150", "2 b 250", "3 c 350", "4 d null", "5 e 550"} {
+		cents := "null"
+		if amounts.IsValid(i) {
+			cents = fmt.Sprint(amounts.Value(i).LowBits()) // unscaled, scale 2
+		}
+		if got := ids.ValueStr(i) + " " + status[i] + " " + cents; got != want {
+			t.Errorf("row %d: %s, want %s", i, got, want)
+		}
 	}
 }
