@@ -59,6 +59,7 @@ var reservedFields = map[string]bool{"columns": true, "ddl": true, "data": true,
 type GoldenGate struct {
 	names  GoldenGateNames
 	intern interner
+	ix     jsonIndex // of the record being decoded
 	// keys remembers, per table, the field names of its last before and
 	// after images by position: the next record of the table almost
 	// always lists the same names in the same order, and comparing with
@@ -108,16 +109,12 @@ func (d *GoldenGate) Names() GoldenGateNames { return d.names }
 // except for diagnostics.
 func (d *GoldenGate) Decode(data []byte, rec *Record) error {
 	rec.Reset()
-	// jsonparser skips over much that is not JSON; validating first keeps
-	// "malformed" an explicit, testable decision rather than a parser quirk.
-	if !validJSON(data) {
-		return Rejectf(ReasonMalformedJSON, "record is not valid JSON")
-	}
 	return d.decode(data, rec, 0)
 }
 
 type ggTop struct {
 	qualTable, opType, opTS, xid, pos, before, after []byte
+	beforeIx, afterIx                                int // in jsonIndex.top, -1 when absent
 	hasQual, hasOpType, hasOpTS, hasXID, hasPos      bool
 	beforeType, afterType                            jsonparser.ValueType
 	opTSType                                         jsonparser.ValueType
@@ -131,12 +128,28 @@ type ggTop struct {
 }
 
 func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
-	if _, vt, _, err := jsonparser.Get(data); err != nil || vt != jsonparser.Object {
+	// One validating pass indexes the record and its images; a lenient
+	// parser would skip over much that is not JSON, and validating first
+	// keeps "malformed" an explicit, testable decision.
+	ix := &d.ix
+	if !scanJSON(data, ix) {
+		return Rejectf(ReasonMalformedJSON, "record is not valid JSON")
+	}
+	if !ix.isObj {
 		return Rejectf(ReasonMalformedJSON, "record is not a JSON object")
 	}
-	var t ggTop
+	t := ggTop{beforeIx: -1, afterIx: -1}
 	n := &d.names
-	err := jsonparser.ObjectEach(data, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
+	for k := range ix.top {
+		m := &ix.top[k]
+		key, value, vt := m.key, m.value, m.vt
+		if m.keyEscaped {
+			u, err := jsonparser.Unescape(key, nil)
+			if err != nil {
+				return Rejectf(ReasonMalformedJSON, "cannot read record: key %q: %v", truncate(string(key), 64), err)
+			}
+			key = u
+		}
 		switch string(key) {
 		case n.QualTable:
 			t.qualTable, t.hasQual = value, vt == jsonparser.String
@@ -149,9 +162,9 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 		case n.Pos:
 			t.pos, t.hasPos = value, vt != jsonparser.Null
 		case n.Before:
-			t.before, t.beforeType = value, vt
+			t.before, t.beforeType, t.beforeIx = value, vt, k
 		case n.After:
-			t.after, t.afterType = value, vt
+			t.after, t.afterType, t.afterIx = value, vt, k
 		case "columns":
 			t.columns, t.hasColumns = value, vt == jsonparser.Object
 		case "ddl":
@@ -180,10 +193,6 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 				t.table = value
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return Rejectf(ReasonMalformedJSON, "cannot read record: %v", err)
 	}
 
 	// CloudEvents: the GoldenGate record is the data member.
@@ -292,10 +301,10 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 		keys = &imageKeys{}
 		d.keys[rec.Table] = keys
 	}
-	if err := d.image(t.before, t.beforeType, &rec.Before, n.Before, &keys.before); err != nil {
+	if err := d.image(t.beforeIx, t.beforeType, &rec.Before, n.Before, &keys.before); err != nil {
 		return err
 	}
-	if err := d.image(t.after, t.afterType, &rec.After, n.After, &keys.after); err != nil {
+	if err := d.image(t.afterIx, t.afterType, &rec.After, n.After, &keys.after); err != nil {
 		return err
 	}
 	if !rec.RowImage().Present {
@@ -372,7 +381,8 @@ func scalarText(v []byte) string {
 	return string(v)
 }
 
-func (d *GoldenGate) image(v []byte, vt jsonparser.ValueType, im *Image, name string, last *[]string) error {
+// image reads the row image that is member k of the record, from the index.
+func (d *GoldenGate) image(k int, vt jsonparser.ValueType, im *Image, name string, last *[]string) error {
 	switch vt {
 	case jsonparser.NotExist, jsonparser.Null:
 		return nil
@@ -381,8 +391,20 @@ func (d *GoldenGate) image(v []byte, vt jsonparser.ValueType, im *Image, name st
 		return Rejectf(ReasonMalformedJSON, "%s image is a %s, want an object", name, vt)
 	}
 	im.Present = true
-	err := jsonparser.ObjectEach(v, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
-		i := len(im.Fields)
+	m := &d.ix.top[k]
+	if m.count == 0 {
+		return nil
+	}
+	for i, f := range d.ix.nested[m.first : m.first+m.count] {
+		key := f.key
+		if f.keyEscaped {
+			u, err := jsonparser.Unescape(key, nil)
+			if err != nil {
+				// Every failure of Decode is a RejectError, never a parser error.
+				return Rejectf(ReasonMalformedJSON, "cannot read %s image: key %q: %v", name, truncate(string(key), 64), err)
+			}
+			key = u
+		}
 		var fname string
 		if i < len(*last) && string(key) == (*last)[i] {
 			fname = (*last)[i]
@@ -394,12 +416,7 @@ func (d *GoldenGate) image(v []byte, vt jsonparser.ValueType, im *Image, name st
 				*last = append(*last, fname)
 			}
 		}
-		im.Fields = append(im.Fields, Field{Name: fname, Value: value, Type: valueType(vt)})
-		return nil
-	})
-	if err != nil {
-		// Every failure of Decode is a RejectError, never a parser error.
-		return Rejectf(ReasonMalformedJSON, "cannot read %s image: %v", name, err)
+		im.Fields = append(im.Fields, Field{Name: fname, Value: f.value, Type: valueType(f.vt)})
 	}
 	return nil
 }

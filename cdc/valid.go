@@ -1,14 +1,109 @@
 package cdc
 
+import "github.com/buger/jsonparser"
+
 // validJSON reports whether data is exactly one JSON value (RFC 8259),
 // surrounded by optional whitespace. It accepts what encoding/json.Valid
 // accepts (FuzzValidJSON checks that) in a single pass without per-byte
 // function calls, which makes it several times faster on CDC records.
-func validJSON(data []byte) bool {
+func validJSON(data []byte) bool { return scanJSON(data, nil) }
+
+// jsonMember is one member of an object, as jsonparser.ObjectEach reports
+// it: the key as written (between the quotes, escapes kept), the value
+// (a string's text between its quotes, any other value verbatim) and its
+// type.
+type jsonMember struct {
+	key        []byte
+	keyEscaped bool
+	value      []byte
+	vt         jsonparser.ValueType
+	start      int // where the value starts in the data
+	// first and count locate, in jsonIndex.nested, the members of a
+	// top-level member whose value is an object.
+	first, count int32
+}
+
+// jsonIndex lists the members of a record (a JSON object) and of the
+// objects among their values (the row images), as found by the validating
+// pass: the decoder then reads each byte once instead of three times
+// (validation, skipping the images, parsing them).
+type jsonIndex struct {
+	top    []jsonMember
+	nested []jsonMember
+	isObj  bool // the value is an object; top and nested are then filled
+}
+
+func (ix *jsonIndex) reset() {
+	ix.top, ix.nested, ix.isObj = ix.top[:0], ix.nested[:0], false
+}
+
+func jsonTypeOf(c byte) jsonparser.ValueType {
+	switch c {
+	case '"':
+		return jsonparser.String
+	case '{':
+		return jsonparser.Object
+	case '[':
+		return jsonparser.Array
+	case 't', 'f':
+		return jsonparser.Boolean
+	case 'n':
+		return jsonparser.Null
+	}
+	return jsonparser.Number
+}
+
+// scanJSON is validJSON that, when ix is not nil, also indexes the members
+// of the top-level object and of the objects that are its member values.
+func scanJSON(data []byte, ix *jsonIndex) bool {
 	// stack holds the open containers: '{' or '['.
 	var stackBuf [64]byte
 	stack := stackBuf[:0]
 	i := skipSpace(data, 0)
+	if ix != nil {
+		ix.reset()
+		ix.isObj = i < len(data) && data[i] == '{'
+		if !ix.isObj {
+			ix = nil
+		}
+	}
+	// indexing says whether the container at depth 2 is an object whose
+	// members are indexed (the value of a top-level member).
+	indexing := false
+	// member records a key read at depth d, whose value starts at v.
+	member := func(d int, keyStart, keyEnd, v int) {
+		if v >= len(data) {
+			return // truncated: the scan fails next
+		}
+		m := jsonMember{key: data[keyStart+1 : keyEnd-1], vt: jsonTypeOf(data[v]), start: v, first: -1}
+		for _, c := range m.key {
+			if c == '\\' {
+				m.keyEscaped = true
+				break
+			}
+		}
+		if d == 1 {
+			ix.top = append(ix.top, m)
+		} else {
+			ix.nested = append(ix.nested, m)
+			ix.top[len(ix.top)-1].count++
+		}
+	}
+	// ended records that the value of the current member at depth d ends
+	// at e.
+	ended := func(d, e int) {
+		var m *jsonMember
+		if d == 1 {
+			m = &ix.top[len(ix.top)-1]
+		} else {
+			m = &ix.nested[len(ix.nested)-1]
+		}
+		v := data[m.start:e]
+		if m.vt == jsonparser.String {
+			v = v[1 : len(v)-1]
+		}
+		m.value = v
+	}
 	for {
 		// A value starts at i.
 		if i >= len(data) {
@@ -22,8 +117,19 @@ func validJSON(data []byte) bool {
 				break
 			}
 			stack = append(stack, '{')
+			if ix != nil && len(stack) == 2 {
+				// an object member of the top-level object
+				indexing = len(ix.top) > 0
+				if indexing {
+					ix.top[len(ix.top)-1].first = int32(len(ix.nested))
+				}
+			}
+			ks := i
 			if i = objectKey(data, i); i < 0 {
 				return false
+			}
+			if ix != nil && (len(stack) == 1 || len(stack) == 2 && indexing) {
+				member(len(stack), ks, keyEnd(data, ks), i)
 			}
 			continue
 		case c == '[':
@@ -33,6 +139,9 @@ func validJSON(data []byte) bool {
 				break
 			}
 			stack = append(stack, '[')
+			if len(stack) == 2 {
+				indexing = false
+			}
 			continue
 		case c == '"':
 			if i = stringEnd(data, i); i < 0 {
@@ -60,7 +169,11 @@ func validJSON(data []byte) bool {
 		default:
 			return false
 		}
-		// A value ended at i: close containers or move to the next value.
+		// A value ended at i.
+		if ix != nil && (len(stack) == 1 || len(stack) == 2 && indexing) && stack[len(stack)-1] == '{' {
+			ended(len(stack), i)
+		}
+		// Close containers or move to the next value.
 		for {
 			i = skipSpace(data, i)
 			if len(stack) == 0 {
@@ -74,8 +187,12 @@ func validJSON(data []byte) bool {
 			if c == ',' {
 				i = skipSpace(data, i+1)
 				if top == '{' {
+					ks := i
 					if i = objectKey(data, i); i < 0 {
 						return false
+					}
+					if ix != nil && (len(stack) == 1 || len(stack) == 2 && indexing) {
+						member(len(stack), ks, keyEnd(data, ks), i)
 					}
 				}
 				break
@@ -83,12 +200,20 @@ func validJSON(data []byte) bool {
 			if (top == '{' && c == '}') || (top == '[' && c == ']') {
 				stack = stack[:len(stack)-1]
 				i++
+				// The container was the value of a member one level up.
+				if ix != nil && len(stack) >= 1 && (len(stack) == 1 || len(stack) == 2 && indexing) && stack[len(stack)-1] == '{' {
+					ended(len(stack), i)
+				}
 				continue
 			}
 			return false
 		}
 	}
 }
+
+// keyEnd returns the index after the key string that starts at i; the
+// key is known to be valid.
+func keyEnd(data []byte, i int) int { return stringEnd(data, i) }
 
 // objectKey reads `"key" :` at i and returns where the value starts.
 func objectKey(data []byte, i int) int {
