@@ -232,12 +232,16 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 		return Rejectf(ReasonMissingField, "record has no %q field and is not a JSON Schema record", n.OpType)
 	}
 
-	opType, err := jsonparser.ParseString(t.opType)
-	if err != nil {
-		return Rejectf(ReasonMalformedJSON, "%s is not a valid string", n.OpType)
+	opType := t.opType
+	if hasEscape(opType) {
+		u, err := jsonparser.Unescape(opType, nil)
+		if err != nil {
+			return Rejectf(ReasonMalformedJSON, "%s is not a valid string", n.OpType)
+		}
+		opType = u
 	}
-	rec.OpType = opType
-	switch opType {
+	rec.OpType = d.opString(opType)
+	switch rec.OpType {
 	case "STREAM_METADATA":
 		rec.Class = ClassStreamMetadata
 		return nil
@@ -284,7 +288,7 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 		rec.Op = OpUpsert
 	default:
 		return Rejectf(ReasonUnknownOp, "unknown %s %q (expected %s, %s, %s, %s, OBJECT_METADATA, DDL or STREAM_METADATA)",
-			n.OpType, truncate(opType, 64), n.Insert, n.Update, n.Delete, n.Upsert)
+			n.OpType, truncate(rec.OpType, 64), n.Insert, n.Update, n.Delete, n.Upsert)
 	}
 	rec.Class = ClassDML
 	if err := d.table(&t, rec); err != nil {
@@ -320,7 +324,9 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 // table sets rec.Table from qual_table or, when the source was configured
 // without it, from optional catalog/schema/table metadata.
 func (d *GoldenGate) table(t *ggTop, rec *Record) error {
-	if t.hasQual {
+	if t.hasQual && !hasEscape(t.qualTable) {
+		rec.Table = d.intern.bytes(t.qualTable) // no copy for a table seen before
+	} else if t.hasQual {
 		s, err := jsonparser.ParseString(t.qualTable)
 		if err != nil {
 			return Rejectf(ReasonMalformedJSON, "%s is not a valid string", d.names.QualTable)
@@ -528,6 +534,22 @@ func (f *Field) Text(buf []byte) ([]byte, error) {
 		return nil, errors.New("invalid string escape")
 	}
 	return out, nil
+}
+
+// opString returns op as a string, without a copy for the known op strings.
+func (d *GoldenGate) opString(op []byte) string {
+	n := &d.names
+	switch string(op) {
+	case n.Insert:
+		return n.Insert
+	case n.Update:
+		return n.Update
+	case n.Delete:
+		return n.Delete
+	case n.Upsert:
+		return n.Upsert
+	}
+	return string(op)
 }
 
 func hasEscape(b []byte) bool {
