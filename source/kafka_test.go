@@ -1,0 +1,62 @@
+package source_test
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/kafkatest"
+	"github.com/lakehouse-exporter/lakehouse-exporter/source"
+)
+
+// TestKafkaCloseDoesNotWaitForFetch: once a partition is drained, its
+// reader sits in a fetch that the broker holds for MaxWait. Close (and a
+// rebalance, which ends the generation the same way) must not wait that
+// out.
+func TestKafkaCloseDoesNotWaitForFetch(t *testing.T) {
+	addrs := kafkatest.Start(t, "cdc", 2)
+	lines := [][]byte{[]byte(`{"a":1}`), []byte(`{"b":2}`), []byte(`{"c":3}`), []byte(`{"d":4}`)}
+	kafkatest.Produce(t, addrs, "cdc", lines, func(l []byte) []byte { return l })
+	const maxWait = 5 * time.Second
+	src, err := source.NewKafka(source.KafkaConfig{Brokers: addrs, Topics: []string{"cdc"}, Group: "g-close", Once: true, MaxWait: maxWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n := 0
+	for {
+		m, err := src.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err == source.ErrIdle {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Control != nil {
+			if m.Control.Resume != nil {
+				m.Control.Resume <- nil
+			} else {
+				m.Control.Done <- nil
+			}
+			continue
+		}
+		n++
+	}
+	if n != len(lines) {
+		t.Fatalf("read %d of %d records", n, len(lines))
+	}
+	// let the readers go back to the broker for more, which waits MaxWait
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > maxWait/2 {
+		t.Errorf("Close took %v, as long as the fetch in flight (MaxWait %v)", d, maxWait)
+	}
+}
