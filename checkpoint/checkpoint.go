@@ -146,10 +146,12 @@ func (h *Handle) Save(ctx context.Context, s Store, now time.Time) error {
 	return nil
 }
 
-// intent is the content of an intent object.
+// intent is the content of an intent object: the data files about to be
+// uploaded (Key for one, Keys for a batch; readers accept both).
 type intent struct {
-	Key         string `json:"key"`
-	FirstOffset int64  `json:"first_offset"`
+	Key         string   `json:"key,omitempty"`
+	Keys        []string `json:"keys,omitempty"`
+	FirstOffset int64    `json:"first_offset"`
 }
 
 // IntentKey is where the intent for a data file of partition goes.
@@ -161,8 +163,27 @@ func IntentKey(partition string, firstOffset int64, dataKey string) string {
 // WriteIntent records that dataKey, holding records of partition from
 // firstOffset on, is about to be uploaded.
 func WriteIntent(ctx context.Context, s Store, partition string, firstOffset int64, dataKey string) (string, error) {
-	key := IntentKey(partition, firstOffset, dataKey)
-	data, _ := json.Marshal(intent{Key: dataKey, FirstOffset: firstOffset})
+	return WriteBatchIntent(ctx, s, partition, firstOffset, []string{dataKey})
+}
+
+// WriteBatchIntent records that the data files dataKeys, holding records of
+// partition from firstOffset (the smallest first offset among them) on,
+// are about to be uploaded. One intent for the files flushed together
+// (hundreds when a memory budget flushes many tables at once) saves a
+// write per file; recovery deletes them all, which is right because files
+// never span a checkpoint: a commit flushes every buffer first.
+func WriteBatchIntent(ctx context.Context, s Store, partition string, firstOffset int64, dataKeys []string) (string, error) {
+	if len(dataKeys) == 0 {
+		return "", fmt.Errorf("write intent for %s: no data files", partition)
+	}
+	key := IntentKey(partition, firstOffset, dataKeys[0])
+	in := intent{FirstOffset: firstOffset}
+	if len(dataKeys) == 1 {
+		in.Key = dataKeys[0]
+	} else {
+		in.Keys = dataKeys
+	}
+	data, _ := json.Marshal(in)
 	if err := s.Put(ctx, key, data); err != nil {
 		return "", fmt.Errorf("write intent %s: %w", key, err)
 	}
@@ -191,13 +212,18 @@ func Recover(ctx context.Context, s Store, c Checkpoint) (int, error) {
 				return deleted, fmt.Errorf("read intent %s: %w", k, err)
 			}
 			var in intent
-			if err := json.Unmarshal(data, &in); err != nil || in.Key == "" {
-				return deleted, fmt.Errorf("intent %s is corrupt: delete it and the file it names", k)
+			if err := json.Unmarshal(data, &in); err != nil || (in.Key == "" && len(in.Keys) == 0) {
+				return deleted, fmt.Errorf("intent %s is corrupt: delete it and the files it names", k)
 			}
-			if err := s.Delete(ctx, in.Key); err != nil {
-				return deleted, err
+			if in.Key != "" {
+				in.Keys = append(in.Keys, in.Key)
 			}
-			deleted++
+			for _, dk := range in.Keys {
+				if err := s.Delete(ctx, dk); err != nil {
+					return deleted, err
+				}
+				deleted++
+			}
 		}
 		if err := s.Delete(ctx, k); err != nil {
 			return deleted, err

@@ -143,3 +143,39 @@ func compact(b []byte) []byte {
 	out, _ := json.Marshal(v)
 	return out
 }
+
+// TestRecoverDeletesEveryFileOfABatchIntent: one intent for files flushed
+// together; past the checkpoint, all of them go, and files covered by the
+// checkpoint stay.
+func TestRecoverDeletesEveryFileOfABatchIntent(t *testing.T) {
+	st, _ := store.NewLocal(t.TempDir())
+	ctx := context.Background()
+	kept := "T/schema_version=1/dt=x/part-p-00000000000000000003.parquet"
+	batch := []string{"T/schema_version=1/dt=x/part-p-00000000000000000021.parquet",
+		"U/schema_version=1/dt=x/part-p-00000000000000000022.parquet",
+		"V/schema_version=1/dt=x/part-p-00000000000000000025.parquet"}
+	if _, err := WriteBatchIntent(ctx, st, "p", 3, []string{kept}); err != nil {
+		t.Fatal(err)
+	}
+	st.Put(ctx, kept, []byte("data"))
+	if _, err := WriteBatchIntent(ctx, st, "p", 21, batch); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range batch[:2] { // the third upload never happened
+		st.Put(ctx, k, []byte("data"))
+	}
+	n, err := Recover(ctx, st, Checkpoint{Partition: "p", Offset: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Errorf("deleted %d files, want the batch's 3", n)
+	}
+	keys, _ := st.List(ctx, "")
+	if strings.Join(keys, ",") != kept {
+		t.Errorf("left: %v", keys)
+	}
+	if _, err := WriteBatchIntent(ctx, st, "p", 30, nil); err == nil {
+		t.Error("an intent for no files was written")
+	}
+}

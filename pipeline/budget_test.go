@@ -3,6 +3,8 @@ package pipeline_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,4 +83,46 @@ func TestSlowStoreStopsReadingInsteadOfGrowing(t *testing.T) {
 		t.Errorf("rows|distinct pos = %s", got)
 	}
 	t.Logf("peak held %d of %d, %d files", sum.PeakHeldBytes, budget, sum.Files)
+}
+
+// intentCounter counts the intents and data files put.
+type intentCounter struct {
+	pipeline.Store
+	intents, data atomic.Int64
+}
+
+func (c *intentCounter) Put(ctx context.Context, key string, data []byte) error {
+	switch {
+	case strings.HasPrefix(key, "_checkpoints/intents/"):
+		c.intents.Add(1)
+	case strings.HasSuffix(key, ".parquet"):
+		c.data.Add(1)
+	}
+	return c.Store.Put(ctx, key, data)
+}
+
+// TestFilesFlushedTogetherShareOneIntent: a budget flush or a commit that
+// closes the files of many tables writes one intent for them, not one
+// per file, and the lake still holds every record once.
+func TestFilesFlushedTogetherShareOneIntent(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "many.jsonl")
+	generate(t, in, gen.Options{Records: 6000, Tables: 40, Seed: 6})
+	dir := t.TempDir()
+	local, err := store.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &intentCounter{Store: local}
+	if _, err := export(t, "", func(c *pipeline.Config) { c.Store = counter; c.MaxBufferBytes = 4 << 20 }, in); err != nil {
+		t.Fatal(err)
+	}
+	files, intents := counter.data.Load(), counter.intents.Load()
+	if files < 40 || intents*4 > files {
+		t.Errorf("%d data files, %d intents: files flushed together should share intents", files, intents)
+	}
+	rows := query(t, openDuck(t), `SELECT count(*), count(DISTINCT pos) FROM `+lakeGlob(dir, ""))
+	if got := rowStrings(rows)[0]; got != "6000|6000" {
+		t.Errorf("rows|distinct pos = %s", got)
+	}
+	t.Logf("%d data files, %d intents", files, intents)
 }

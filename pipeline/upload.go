@@ -51,6 +51,7 @@ type uploader struct {
 	// more would only add memory, while uploads still run on every worker.
 	encoding    atomic.Int64
 	encodeSlots chan struct{}
+	upCtx       context.Context
 }
 
 func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log *slog.Logger, sum *Summary, obs Observer) *uploader {
@@ -61,6 +62,7 @@ func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log
 	// uploads what it has before it exits (bounded by the store's retry
 	// limit).
 	upCtx := context.WithoutCancel(ctx)
+	u.upCtx = upCtx
 	for range workers {
 		u.wg.Add(1)
 		go func() {
@@ -88,7 +90,7 @@ func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log
 						u.fail(err)
 					} else {
 						u.encoded.Add(int64(len(f.Data)))
-						if err := u.put(upCtx, f); err != nil {
+						if err := u.put(upCtx, f, q.intent); err != nil {
 							u.fail(err)
 						} else {
 							u.record(f, time.Since(start))
@@ -120,17 +122,50 @@ type queued struct {
 	weight int64
 	// memory is what the file's rows held when it was sent.
 	memory int64
+	intent *intentTicket
 }
 
-// put writes the file's intent, then the file.
-func (u *uploader) put(ctx context.Context, f *writer.File) error {
-	ik, err := checkpoint.WriteIntent(ctx, u.store, f.SourcePartition, f.FirstOffset, f.Key)
-	if err != nil {
-		return err
+// intentTicket is the intent of files sent together from one source
+// partition: written once, on its own goroutine while they are encoded;
+// each file waits for it before its upload.
+type intentTicket struct {
+	done chan struct{}
+	err  error
+}
+
+// writeIntent starts writing one intent for files, all of one source
+// partition.
+func (u *uploader) writeIntent(files []*writer.File) *intentTicket {
+	t := &intentTicket{done: make(chan struct{})}
+	first := files[0].FirstOffset
+	keys := make([]string, len(files))
+	for i, f := range files {
+		keys[i] = f.Key
+		first = min(first, f.FirstOffset)
 	}
-	u.mu.Lock()
-	u.intents[f.SourcePartition] = append(u.intents[f.SourcePartition], ik)
-	u.mu.Unlock()
+	part := files[0].SourcePartition
+	u.pending.Add(1)
+	go func() {
+		defer u.pending.Done()
+		defer close(t.done)
+		ik, err := checkpoint.WriteBatchIntent(u.upCtx, u.store, part, first, keys)
+		if err != nil {
+			t.err = err
+			return
+		}
+		u.mu.Lock()
+		u.intents[part] = append(u.intents[part], ik)
+		u.mu.Unlock()
+	}()
+	return t
+}
+
+// put uploads the file once its intent is durable.
+func (u *uploader) put(ctx context.Context, f *writer.File, in *intentTicket) error {
+	<-in.done
+	if in.err != nil {
+		return in.err
+	}
 	if err := u.store.Put(ctx, f.Key, f.Data); err != nil {
 		return fmt.Errorf("upload %s to %s: %w", f.Key, u.store, err)
 	}
@@ -178,8 +213,22 @@ func (u *uploader) record(f *writer.File, took time.Duration) {
 		"reason", f.Reason, "key", f.Key)
 }
 
-// send queues files; it returns the first upload failure, if any.
+// send queues files; it returns the first upload failure, if any. The
+// files of each source partition share one intent.
 func (u *uploader) send(ctx context.Context, files []*writer.File) error {
+	if len(files) == 0 {
+		return u.failed()
+	}
+	tickets := map[string]*intentTicket{}
+	if u.failed() == nil {
+		byPart := map[string][]*writer.File{}
+		for _, f := range files {
+			byPart[f.SourcePartition] = append(byPart[f.SourcePartition], f)
+		}
+		for part, fs := range byPart {
+			tickets[part] = u.writeIntent(fs)
+		}
+	}
 	for i, f := range files {
 		err := u.failed()
 		w := u.weight(f)
@@ -195,7 +244,7 @@ func (u *uploader) send(ctx context.Context, files []*writer.File) error {
 		u.pending.Add(1)
 		m := f.MemoryBytes()
 		u.inflight.Add(m)
-		u.queue <- queued{file: f, weight: w, memory: m} // never blocks for long: the semaphore bounds the queue
+		u.queue <- queued{file: f, weight: w, memory: m, intent: tickets[f.SourcePartition]} // never blocks for long: the semaphore bounds the queue
 	}
 	return u.failed()
 }

@@ -65,15 +65,18 @@ func BenchmarkEncode(b *testing.B) {
 			}
 			pe := files[0].enc
 			b.ReportAllocs()
+			size := 0
 			for b.Loop() {
 				pe.batch.Retain()
 				f := &File{Key: "k", enc: pe}
 				if err := f.Encode(); err != nil {
 					b.Fatal(err)
 				}
+				size = len(f.Data)
 			}
 			pe.batch.Release()
 			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(size), "file-bytes")
 		})
 	}
 }
