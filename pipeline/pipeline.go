@@ -706,7 +706,7 @@ func (r *runner) reject(m *source.Message, table string, rej *cdc.RejectError) e
 // dataShare is the share of MaxBufferBytes the data may hold; the rest is
 // headroom for records being decoded, garbage not yet collected and the
 // runtime, so that the process as a whole stays near the budget.
-const dataShare = 0.5
+const dataShare = 0.45
 
 // dataBytes is the memory the data holds now.
 func (r *runner) dataBytes() int64 {

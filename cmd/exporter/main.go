@@ -128,7 +128,7 @@ type runCmd struct {
 	GGOpDelete       string `name:"gg-op-delete" help:"GoldenGate op string for deletes." default:"DELETE"`
 	GGOpUpsert       string `name:"gg-op-upsert" help:"GoldenGate op string for upserts." default:"UPSERT"`
 
-	MaxBufferBytes   int64 `help:"Memory budget for the data: open table buffers, files being encoded and waiting for upload. Past 60% of it the largest buffers are flushed and reading waits for uploads; the Go heap is limited to it unless GOMEMLIMIT is set." default:"268435456"`
+	MaxBufferBytes   int64 `help:"Memory budget for the data: open table buffers, files being encoded and waiting for upload. Past 45% of it (the rest is headroom for decoding, encoding and the Go runtime) the largest buffers are flushed and reading waits for uploads; the Go heap is limited to it unless GOMEMLIMIT is set." default:"268435456"`
 	DecodeWorkers    int   `help:"Goroutines decoding records ahead, in parallel (0: one per CPU; -1: decode on the main goroutine)." default:"0"`
 	UploadWorkers    int   `help:"Files encoded and uploaded at once." default:"4"`
 	UploadQueueBytes int64 `help:"Most bytes of finished files waiting for upload before reading pauses." default:"268435456"`
