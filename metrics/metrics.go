@@ -60,9 +60,9 @@ func New() *Metrics {
 	m.storageRetries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "exporter_storage_retries_total",
 		Help: "Storage requests retried after throttling, 5xx or network errors, by operation."}, []string{"op"})
 	m.buffered = prometheus.NewGauge(prometheus.GaugeOpts{Name: "exporter_buffered_bytes",
-		Help: "Bytes held in open table buffers."})
+		Help: "Memory the data holds, as measured: open table buffers, files being encoded, encoded files waiting for upload."})
 	m.budget = prometheus.NewGauge(prometheus.GaugeOpts{Name: "exporter_buffer_budget_bytes",
-		Help: "The configured bound on bytes waiting for upload."})
+		Help: "The memory budget (--max-buffer-bytes); the data is kept under 45% of it."})
 	m.versions = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "exporter_schema_version",
 		Help: "Schema version in force, by table."}, []string{"table"})
 	m.lastCheckpoint = prometheus.NewGauge(prometheus.GaugeOpts{Name: "exporter_last_checkpoint_timestamp_seconds",

@@ -39,6 +39,7 @@ type Observer interface {
 	FileDurable(table string, rows, bytes int, reason string, upload time.Duration, newestOpTS time.Time)
 	SchemaVersion(table string, version int)
 	Checkpointed(at time.Time)
+	// Buffered reports the memory the data holds (measured) and the budget.
 	Buffered(bytes, budget int64)
 	SourceLag(partition string, lag int64)
 }
@@ -341,7 +342,7 @@ func (r *runner) step(st *loopState, m *source.Message, err error, rec *cdc.Reco
 		return true, err
 	}
 	if r.sum.Records%1024 == 0 {
-		r.cfg.Observer.Buffered(r.writer.BufferedBytes(), r.cfg.UploadQueueBytes)
+		r.cfg.Observer.Buffered(r.dataBytes(), r.cfg.MaxBufferBytes)
 		if now := r.cfg.Now(); now.Sub(st.lastAgeCheck) >= time.Second {
 			st.lastAgeCheck = now
 			if err := r.periodic(ctx, now); err != nil {
@@ -823,7 +824,7 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 		r.cfg.Observer.Checkpointed(r.cfg.Now())
 		r.log.Info("checkpoint written", "reason", reason, "partitions", len(acks))
 	}
-	r.cfg.Observer.Buffered(r.writer.BufferedBytes(), r.cfg.UploadQueueBytes)
+	r.cfg.Observer.Buffered(r.dataBytes(), r.cfg.MaxBufferBytes)
 	return nil
 }
 
