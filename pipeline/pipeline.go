@@ -384,7 +384,7 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 	case cdc.ClassStreamMetadata:
 		if string(r.stream) != string(rec.Body) {
 			r.stream = append(r.stream[:0], rec.Body...)
-			r.log.Info("stream metadata", "source", m.Position, "record", string(rec.Body))
+			r.log.Info("stream metadata", "source", m.Position(), "record", string(rec.Body))
 		}
 	case cdc.ClassObjectMetadata:
 		ev, err := catalog.ApplyMetadata(rec.Metadata, rec.Pos, rec.OpTS)
@@ -616,7 +616,7 @@ func (r *runner) hold(ctx context.Context, m *source.Message, data []byte, table
 	r.heldN++
 	r.heldB += int64(len(h.data))
 	if len(r.held[key]) == 1 {
-		r.log.Info("holding DML until metadata arrives", "table", table, "source", m.Position)
+		r.log.Info("holding DML until metadata arrives", "table", table, "source", m.Position())
 	}
 	if r.heldN > r.cfg.HoldMaxRecords || r.heldB > r.cfg.HoldMaxBytes {
 		return r.releaseOldest(ctx)
@@ -696,7 +696,7 @@ func (r *runner) reject(m *source.Message, table string, rej *cdc.RejectError) e
 	if !r.logged[rej.Reason] {
 		r.logged[rej.Reason] = true
 		r.log.Warn("record rejected to the dead-letter output (further rejects of this kind are counted, not logged)",
-			"reason", rej.Reason, "error", rej.Detail, "source", m.Position)
+			"reason", rej.Reason, "error", rej.Detail, "source", m.Position())
 	}
 	if r.cfg.MaxRejects >= 0 && r.sum.Rejected > int64(r.cfg.MaxRejects) {
 		return fmt.Errorf("%w: %d rejected, more than --max-rejects %d; see the _dlq/ folder of the sink", ErrTooManyRejects, r.sum.Rejected, r.cfg.MaxRejects)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"sync/atomic"
 )
 
@@ -223,7 +222,7 @@ func (r *fileReader) next() (*Message, error) {
 			}
 			line = rec
 		}
-		r.msg = Message{Value: line, Partition: r.partition, Offset: start, Position: r.name + ":" + strconv.FormatInt(start, 10), Size: size, Lag: -1}
+		r.msg = Message{Value: line, Partition: r.partition, Offset: start, Origin: r.name, Sep: ':', Size: size, Lag: -1}
 		if size > int64(r.max) {
 			r.msg.Oversized = true
 			r.msg.Value = line[:min(len(line), oversizedPrefix)]

@@ -45,8 +45,8 @@ func TestJSONLinesWithBlankLinesAndCRLF(t *testing.T) {
 		t.Fatalf("%d messages, want %d", len(got), len(want))
 	}
 	for i, w := range want {
-		if string(got[i].Value) != w.v || got[i].Offset != w.line || got[i].Position != p+":"+itoa(w.line) {
-			t.Errorf("message %d: %q at %d (%s), want %q at line %d", i, got[i].Value, got[i].Offset, got[i].Position, w.v, w.line)
+		if string(got[i].Value) != w.v || got[i].Offset != w.line || got[i].Position() != p+":"+itoa(w.line) {
+			t.Errorf("message %d: %q at %d (%s), want %q at line %d", i, got[i].Value, got[i].Offset, got[i].Position(), w.v, w.line)
 		}
 		if got[i].Partition != PartitionName(p) {
 			t.Errorf("partition %q", got[i].Partition)
@@ -113,7 +113,7 @@ func TestStdinAndSeveralFilesInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := readAll(t, s)
-	if len(got) != 2 || got[1].Partition != "stdin" || got[1].Position != "stdin:1" || got[0].Partition == got[1].Partition {
+	if len(got) != 2 || got[1].Partition != "stdin" || got[1].Position() != "stdin:1" || got[0].Partition == got[1].Partition {
 		t.Fatalf("got %+v", got)
 	}
 }

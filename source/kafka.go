@@ -464,7 +464,6 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 		<-ctx.Done()
 		return
 	}
-	pos := append([]byte(name), '@') // Position, built without a temporary string
 	for {
 		m, err := r.FetchMessage(ctx)
 		if err != nil {
@@ -473,8 +472,7 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 			}
 			return
 		}
-		pos = strconv.AppendInt(pos[:len(name)+1], m.Offset, 10)
-		msg := Message{Value: m.Value, Partition: name, Offset: m.Offset, Position: string(pos),
+		msg := Message{Value: m.Value, Partition: name, Offset: m.Offset, Origin: name, Sep: '@',
 			Size: int64(len(m.Value)), Lag: r.Lag()}
 		if !k.emit(ctx, kafkaEvent{msg: msg, gen: genID}) {
 			return

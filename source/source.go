@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -21,8 +22,12 @@ type Message struct {
 	// Offset orders records within a partition: the line the record starts
 	// on for files, the Kafka offset for Kafka.
 	Offset int64
-	// Position is a human-readable location, such as "orders.jsonl:17".
-	Position string
+	// Origin and Sep make, with Offset, the human-readable location
+	// Position returns, such as "orders.jsonl:17" or "cdc-0@42". It is
+	// only needed for dead letters and logs, so it is not built for every
+	// record.
+	Origin string
+	Sep    byte
 	// Oversized is set when the record was longer than the limit; Value
 	// then holds only its beginning and Size its full length.
 	Oversized bool
@@ -32,6 +37,11 @@ type Message struct {
 	Lag int64
 	// Control, when set, is an ownership event instead of a record.
 	Control *Control
+}
+
+// Position is where the message came from, such as "orders.jsonl:17".
+func (m *Message) Position() string {
+	return m.Origin + string(m.Sep) + strconv.FormatInt(m.Offset, 10)
 }
 
 // Source yields messages in order. Next returns io.EOF when the input is
