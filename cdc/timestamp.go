@@ -80,8 +80,27 @@ func ParseTimestamp(b []byte) (time.Time, error) {
 	default:
 		return time.Time{}, errBadTimestamp
 	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, nanos, time.UTC)
-	return t.Add(-time.Duration(offset) * time.Second), nil
+	secs := daysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec-offset)
+	return time.Unix(secs, int64(nanos)).UTC(), nil
+}
+
+// daysFromCivil is the number of days from 1970-01-01 to the date in the
+// proleptic Gregorian calendar (H. Hinnant's algorithm): time.Date's
+// normalization cost more than the rest of the parse.
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y
+	if era < 0 {
+		era -= 399
+	}
+	era /= 400
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 func digits(b []byte) (int, bool) {
@@ -95,6 +114,11 @@ func digits(b []byte) (int, bool) {
 	return n, true
 }
 
+var monthDays = [13]int{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+
 func daysIn(m time.Month, year int) int {
-	return time.Date(year, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+	if m == time.February && year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+		return 29
+	}
+	return monthDays[m]
 }

@@ -1,6 +1,7 @@
 package cdc_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -136,6 +137,31 @@ func TestParseTimestampAgreesWithTimeParse(t *testing.T) {
 		got, err := cdc.ParseTimestamp([]byte(in))
 		if err != nil || !got.Equal(want) || got.Location() != time.UTC {
 			t.Errorf("ParseTimestamp(%q) = %v, %v; time.Parse says %v", in, got, err, want.UTC())
+		}
+	}
+}
+
+// The hand-written date arithmetic agrees with time.Date on every day of
+// years 0000 to 9999 (sampled) and on leap days.
+func TestParseTimestampAgreesWithTimeDate(t *testing.T) {
+	check := func(y, m, d int) {
+		t.Helper()
+		text := fmt.Sprintf("%04d-%02d-%02dT13:14:15.123456+02:30", y, m, d)
+		got, err := cdc.ParseTimestamp([]byte(text))
+		want := time.Date(y, time.Month(m), d, 13, 14, 15, 123456000, time.UTC).Add(-150 * time.Minute)
+		if err != nil || !got.Equal(want) {
+			t.Fatalf("ParseTimestamp(%s) = %v, %v; want %v", text, got, err, want)
+		}
+	}
+	for y := 0; y <= 9999; y += 7 {
+		for m := 1; m <= 12; m++ {
+			check(y, m, 1)
+			check(y, m, time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day())
+		}
+	}
+	for _, y := range []int{0, 4, 100, 400, 1900, 2000, 2024, 2100, 9996} {
+		if _, err := cdc.ParseTimestamp([]byte(fmt.Sprintf("%04d-02-29T00:00:00Z", y))); (err == nil) != (y%4 == 0 && (y%100 != 0 || y%400 == 0)) {
+			t.Errorf("%04d-02-29: %v", y, err)
 		}
 	}
 }
