@@ -69,8 +69,13 @@ type GoldenGate struct {
 
 type imageKeys struct{ before, after []string }
 
-// maxKeyTables bounds keys; past it the cache starts over.
-const maxKeyTables = 4096
+// maxKeyTables and maxCachedFields bound keys (past the first it starts
+// over; fields past the second are looked up every time), so hostile input
+// cannot grow it: databases allow about a thousand columns a table.
+const (
+	maxKeyTables    = 4096
+	maxCachedFields = 1024
+)
 
 // NewGoldenGate returns a decoder for records that use names. It fails when
 // two roles share one field name or one op string, since the records could
@@ -418,7 +423,7 @@ func (d *GoldenGate) image(k int, vt jsonparser.ValueType, im *Image, name strin
 			fname = d.intern.bytes(key)
 			if i < len(*last) {
 				(*last)[i] = fname
-			} else if i < maxInterned {
+			} else if i < maxCachedFields {
 				*last = append(*last, fname)
 			}
 		}

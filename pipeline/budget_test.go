@@ -20,7 +20,7 @@ func TestBufferBudgetBoundsMemoryAcrossManyTables(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "many.jsonl")
 	st := generate(t, in, gen.Options{Records: 20000, Tables: 30, Seed: 4})
 	dir := t.TempDir()
-	const budget = 2 << 20
+	const budget = 6 << 20
 	sum, err := export(t, dir, func(c *pipeline.Config) { c.MaxBufferBytes = budget }, in)
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +42,29 @@ func TestBufferBudgetBoundsMemoryAcrossManyTables(t *testing.T) {
 		t.Errorf("rows|distinct pos = %s", got)
 	}
 	t.Logf("budget %d: peak held %d, peak buffered estimate %d, %d files", budget, sum.PeakHeldBytes, sum.PeakBufferedBytes, sum.Files)
+}
+
+// TestBudgetTooSmallForTheTablesKeepsFilesWhole: hundreds of tables under
+// a budget smaller than their nearly empty buffers take together. The
+// budget cannot be kept, but files must not shrink to a record or two
+// each (a file, an intent and an upload per record); the run warns and
+// every record still lands once.
+func TestBudgetTooSmallForTheTablesKeepsFilesWhole(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "tiny-budget.jsonl")
+	generate(t, in, gen.Options{Records: 30000, Tables: 300, Seed: 8})
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) { c.MaxBufferBytes = 4 << 20 }, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rowsPerFile := 30000 / max(1, sum.Files); rowsPerFile < 50 {
+		t.Errorf("%d files for 30000 records (%d rows a file): the budget flushed files of a few rows", sum.Files, rowsPerFile)
+	}
+	rows := query(t, openDuck(t), `SELECT count(*), count(DISTINCT pos) FROM `+lakeGlob(dir, ""))
+	if got := rowStrings(rows)[0]; got != "30000|30000" {
+		t.Errorf("rows|distinct pos = %s", got)
+	}
+	t.Logf("%d files, peak held %d", sum.Files, sum.PeakHeldBytes)
 }
 
 // slowStore takes delay for every put, like a distant or throttled bucket.

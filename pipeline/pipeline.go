@@ -167,6 +167,8 @@ type runner struct {
 	up     *uploader
 	mem    *countingAllocator
 
+	budgetWarned bool
+
 	// catalogs holds the schema catalog: one shared one (key "") for
 	// sources replayed from their beginning, else one per partition.
 	catalogs     map[string]*arrowschema.Catalog
@@ -709,6 +711,13 @@ func (r *runner) reject(m *source.Message, table string, rej *cdc.RejectError) e
 // runtime, so that the process as a whole stays near the budget.
 const dataShare = 0.45
 
+// minBudgetFileBytes is the smallest buffer (by the writer's estimate,
+// about a hundred rows of a typical table) the budget flushes: each
+// buffer's builders hold a few KiB even when nearly empty, and with
+// hundreds of tables under a small budget flushing below this wrote a file
+// per record or two.
+const minBudgetFileBytes = 64 << 10
+
 // dataBytes is the memory the data holds now.
 func (r *runner) dataBytes() int64 {
 	return r.mem.inUse.Load() + r.up.encoded.Load() + r.up.encoding.Load()
@@ -727,12 +736,19 @@ func (r *runner) keepBudget(ctx context.Context) error {
 		return nil
 	}
 	if open := held - r.up.inflight.Load(); open > limit/2 {
-		files, err := r.writer.FlushLargest(r.writer.BufferedBytes()/2, "budget")
+		files, err := r.writer.FlushLargest(r.writer.BufferedBytes()/2, minBudgetFileBytes, "budget")
 		if uerr := r.upload(ctx, files); err == nil {
 			err = uerr
 		}
 		if err != nil {
 			return err
+		}
+		if len(files) == 0 && r.up.inflight.Load() == 0 && !r.budgetWarned {
+			// Every open buffer is below the smallest file worth writing:
+			// the budget cannot hold this many tables.
+			r.budgetWarned = true
+			r.log.Warn("memory budget too small for the open tables: buffers are kept past it rather than written as files of a few rows; raise --max-buffer-bytes",
+				"budget", r.cfg.MaxBufferBytes, "held", held, "open_buffers", r.writer.OpenBuffers())
 		}
 	}
 	for r.dataBytes() > limit && r.up.inflight.Load() > 0 {

@@ -162,6 +162,9 @@ func (u *uploader) writeIntent(files []*writer.File) *intentTicket {
 
 // put uploads the file once its intent is durable.
 func (u *uploader) put(ctx context.Context, f *writer.File, in *intentTicket) error {
+	if in == nil {
+		return fmt.Errorf("upload %s: no intent was written for it", f.Key)
+	}
 	<-in.done
 	if in.err != nil {
 		return in.err

@@ -176,3 +176,22 @@ func TestFieldOrderMayChangeBetweenRecords(t *testing.T) {
 		}
 	}
 }
+
+// A level the codec cannot take is refused when the writer is made, not
+// by a panic in the codec later.
+func TestCompressionLevelIsCheckedPerCodec(t *testing.T) {
+	for _, c := range []struct {
+		codec string
+		level int
+		ok    bool
+	}{
+		{"zstd", 0, true}, {"zstd", 1, true}, {"zstd", 22, true}, {"zstd", 23, false}, {"zstd", -1, false},
+		{"gzip", 9, true}, {"gzip", 10, false}, {"gzip", 12, false},
+		{"snappy", 0, true}, {"snappy", 3, false}, {"none", 1, false},
+	} {
+		_, err := New(Config{Compression: c.codec, CompressionLevel: c.level})
+		if (err == nil) != c.ok {
+			t.Errorf("%s level %d: error %v, want ok=%v", c.codec, c.level, err, c.ok)
+		}
+	}
+}

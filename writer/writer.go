@@ -61,6 +61,29 @@ func ParseCompression(name string) (compress.Compression, error) {
 	return 0, fmt.Errorf("unknown compression %q (want zstd, snappy, gzip or none)", name)
 }
 
+// CheckCompressionLevel reports whether level (0 for the default) suits
+// the named codec: zstd takes 1-22, gzip 1-9, the others no level. A bad
+// level would otherwise panic inside the codec, on an upload goroutine.
+func CheckCompressionLevel(name string, level int) error {
+	codec, err := ParseCompression(name)
+	if err != nil || level == 0 {
+		return err
+	}
+	switch codec {
+	case compress.Codecs.Zstd:
+		if level >= 1 && level <= 22 {
+			return nil
+		}
+		return fmt.Errorf("zstd compression level %d: want 1-22 (or 0 for the default, 1)", level)
+	case compress.Codecs.Gzip:
+		if level >= 1 && level <= 9 {
+			return nil
+		}
+		return fmt.Errorf("gzip compression level %d: want 1-9 (or 0 for the default)", level)
+	}
+	return fmt.Errorf("compression %s takes no level (got %d)", name, level)
+}
+
 // Source locates a record in its input: a partition (a Kafka partition, an
 // input file) and an offset within it.
 type Source struct {
@@ -122,6 +145,9 @@ func New(cfg Config) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckCompressionLevel(cfg.Compression, cfg.CompressionLevel); err != nil {
+		return nil, err
+	}
 	if cfg.CompressionLevel == 0 {
 		cfg.CompressionLevel = compress.DefaultCompressionLevel
 		if codec == compress.Codecs.Zstd {
@@ -154,6 +180,9 @@ func New(cfg Config) (*Writer, error) {
 
 // BufferedBytes is an estimate of the bytes held in open buffers.
 func (w *Writer) BufferedBytes() int64 { return w.buffered }
+
+// OpenBuffers is the number of open buffers (files being filled).
+func (w *Writer) OpenBuffers() int { return len(w.buffers) }
 
 // Append adds the row change rec, decoded under schema version v, to its
 // buffer. A *cdc.RejectError means the record does not fit v and nothing
@@ -280,8 +309,9 @@ func (w *Writer) FlushAll(reason string) ([]*File, error) {
 }
 
 // FlushLargest closes the largest buffers until at most target bytes stay
-// buffered.
-func (w *Writer) FlushLargest(target int64, reason string) ([]*File, error) {
+// buffered, but never one holding less than minBytes: a memory budget too
+// small for the open tables must not turn every record into a file.
+func (w *Writer) FlushLargest(target, minBytes int64, reason string) ([]*File, error) {
 	var files []*File
 	for w.buffered > target && len(w.buffers) > 0 {
 		var largest *buffer
@@ -289,6 +319,9 @@ func (w *Writer) FlushLargest(target int64, reason string) ([]*File, error) {
 			if largest == nil || b.bytes > largest.bytes {
 				largest = b
 			}
+		}
+		if largest.bytes < minBytes {
+			break
 		}
 		f, err := w.flush(largest, reason)
 		if err != nil {

@@ -682,7 +682,7 @@ func TestFlushTableAndLargest(t *testing.T) {
 	}
 
 	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p0", Offset: 3})
-	files, err = w.FlushLargest(1000, "memory")
+	files, err = w.FlushLargest(1000, 0, "memory")
 	if err != nil || len(files) != 1 || files[0].Table != "SALES.ITEMS" || files[0].Reason != "memory" {
 		t.Fatalf("FlushLargest: %+v, %v", files, err)
 	}

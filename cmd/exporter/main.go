@@ -453,8 +453,8 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 	if _, err := writer.ParseCompression(r.Compression); err != nil {
 		add("--compression: %v", err)
 	}
-	if r.CompressionLevel < 0 || r.CompressionLevel > 22 {
-		add("--compression-level %d: want 0 (default) or a level of the codec, 1-22 for zstd", r.CompressionLevel)
+	if err := writer.CheckCompressionLevel(r.Compression, r.CompressionLevel); err != nil {
+		add("--compression-level: %v", err)
 	}
 	if r.FileMaxRows <= 0 || r.FileMaxBytes <= 0 || r.FileMaxAge <= 0 || r.RowGroupRows <= 0 {
 		add("--file-max-rows, --file-max-bytes, --file-max-age and --row-group-rows must be positive")
