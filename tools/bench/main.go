@@ -165,7 +165,8 @@ func stream(o options, log *slog.Logger) (string, gen.Stats, error) {
 	if b, err := os.ReadFile(statsPath); err == nil {
 		var st gen.Stats
 		var tables int
-		if _, err := fmt.Sscan(string(b), &st.DML, &st.Bytes, &tables); err == nil {
+		info, serr := os.Stat(path)
+		if _, err := fmt.Sscan(string(b), &st.DML, &st.Bytes, &tables); err == nil && serr == nil && info.Size() == st.Bytes {
 			st.TableNames = make([]string, tables)
 			return path, st, nil
 		}
