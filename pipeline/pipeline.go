@@ -167,7 +167,8 @@ type runner struct {
 	up     *uploader
 	mem    *countingAllocator
 
-	budgetWarned bool
+	budgetWarned  bool
+	budgetRetryAt int64 // the writer's buffered estimate at which to look for a buffer to flush again
 
 	// catalogs holds the schema catalog: one shared one (key "") for
 	// sources replayed from their beginning, else one per partition.
@@ -735,7 +736,7 @@ func (r *runner) keepBudget(ctx context.Context) error {
 	if held <= limit {
 		return nil
 	}
-	if open := held - r.up.inflight.Load(); open > limit/2 {
+	if open := held - r.up.inflight.Load(); open > limit/2 && r.writer.BufferedBytes() >= r.budgetRetryAt {
 		files, err := r.writer.FlushLargest(r.writer.BufferedBytes()/2, minBudgetFileBytes, "budget")
 		if uerr := r.upload(ctx, files); err == nil {
 			err = uerr
@@ -743,9 +744,15 @@ func (r *runner) keepBudget(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		r.budgetRetryAt = 0
+		if len(files) == 0 {
+			// Every open buffer is below the smallest file worth writing;
+			// looking for one again before they have grown would cost a
+			// scan of all buffers per record.
+			r.budgetRetryAt = r.writer.BufferedBytes() + minBudgetFileBytes
+		}
 		if len(files) == 0 && r.up.inflight.Load() == 0 && !r.budgetWarned {
-			// Every open buffer is below the smallest file worth writing:
-			// the budget cannot hold this many tables.
+			// The budget cannot hold this many tables.
 			r.budgetWarned = true
 			r.log.Warn("memory budget too small for the open tables: buffers are kept past it rather than written as files of a few rows; raise --max-buffer-bytes",
 				"budget", r.cfg.MaxBufferBytes, "held", held, "open_buffers", r.writer.OpenBuffers())
@@ -782,6 +789,7 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 	if err != nil {
 		return err
 	}
+	r.budgetRetryAt = 0
 	if err := r.upload(ctx, files); err != nil {
 		return err
 	}
