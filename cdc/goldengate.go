@@ -118,18 +118,18 @@ func (d *GoldenGate) Decode(data []byte, rec *Record) error {
 }
 
 type ggTop struct {
-	qualTable, opType, opTS, xid, pos, before, after []byte
-	beforeIx, afterIx                                int // in jsonIndex.top, -1 when absent
-	hasQual, hasOpType, hasOpTS, hasXID, hasPos      bool
-	beforeType, afterType                            jsonparser.ValueType
-	opTSType                                         jsonparser.ValueType
-	columns, ddl, data                               []byte
-	dataType                                         jsonparser.ValueType
-	hasColumns, hasDDL, hasData                      bool
-	specversion, schemaDialect, id, properties       bool
-	idValue                                          []byte
-	idType                                           jsonparser.ValueType
-	catalog, schema, table                           []byte
+	qualTable, opType, opTS, xid, pos           []byte
+	beforeIx, afterIx                           int // in jsonIndex.top, -1 when absent
+	hasQual, hasOpType, hasOpTS, hasXID, hasPos bool
+	beforeType, afterType                       jsonparser.ValueType
+	opTSType                                    jsonparser.ValueType
+	columns, ddl, data                          []byte
+	dataType                                    jsonparser.ValueType
+	hasColumns, hasDDL, hasData                 bool
+	specversion, schemaDialect, id, properties  bool
+	idValue                                     []byte
+	idType                                      jsonparser.ValueType
+	catalog, schema, table                      []byte
 }
 
 func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
@@ -167,9 +167,9 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 		case n.Pos:
 			t.pos, t.hasPos = value, vt != jsonparser.Null
 		case n.Before:
-			t.before, t.beforeType, t.beforeIx = value, vt, k
+			t.beforeType, t.beforeIx = vt, k
 		case n.After:
-			t.after, t.afterType, t.afterIx = value, vt, k
+			t.afterType, t.afterIx = vt, k
 		case "columns":
 			t.columns, t.hasColumns = value, vt == jsonparser.Object
 		case "ddl":

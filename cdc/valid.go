@@ -70,18 +70,15 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 	// indexing says whether the container at depth 2 is an object whose
 	// members are indexed (the value of a top-level member).
 	indexing := false
-	// member records a key read at depth d, whose value starts at v.
-	member := func(d int, keyStart, keyEnd, v int) {
+	// indexed says whether members at depth d are indexed.
+	indexed := func(d int) bool { return ix != nil && (d == 1 || d == 2 && indexing) }
+	// member records a key (from keyStart to keyEnd, quotes included) read
+	// at depth d, whose value starts at v.
+	member := func(d int, keyStart, keyEnd int, escaped bool, v int) {
 		if v >= len(data) {
 			return // truncated: the scan fails next
 		}
-		m := jsonMember{key: data[keyStart+1 : keyEnd-1], vt: jsonTypeOf(data[v]), start: v, first: -1}
-		for _, c := range m.key {
-			if c == '\\' {
-				m.keyEscaped = true
-				break
-			}
-		}
+		m := jsonMember{key: data[keyStart+1 : keyEnd-1], keyEscaped: escaped, vt: jsonTypeOf(data[v]), start: v, first: -1}
 		if d == 1 {
 			ix.top = append(ix.top, m)
 		} else {
@@ -124,12 +121,12 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 					ix.top[len(ix.top)-1].first = int32(len(ix.nested))
 				}
 			}
-			ks := i
-			if i = objectKey(data, i); i < 0 {
+			ks, ke, esc := i, 0, false
+			if i, ke, esc = objectKey(data, i); i < 0 {
 				return false
 			}
-			if ix != nil && (len(stack) == 1 || len(stack) == 2 && indexing) {
-				member(len(stack), ks, keyEnd(data, ks), i)
+			if indexed(len(stack)) {
+				member(len(stack), ks, ke, esc, i)
 			}
 			continue
 		case c == '[':
@@ -144,7 +141,7 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 			}
 			continue
 		case c == '"':
-			if i = stringEnd(data, i); i < 0 {
+			if i, _ = stringEnd(data, i); i < 0 {
 				return false
 			}
 		case c == '-' || (c >= '0' && c <= '9'):
@@ -170,7 +167,7 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 			return false
 		}
 		// A value ended at i.
-		if ix != nil && (len(stack) == 1 || len(stack) == 2 && indexing) && stack[len(stack)-1] == '{' {
+		if indexed(len(stack)) && stack[len(stack)-1] == '{' {
 			ended(len(stack), i)
 		}
 		// Close containers or move to the next value.
@@ -187,12 +184,12 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 			if c == ',' {
 				i = skipSpace(data, i+1)
 				if top == '{' {
-					ks := i
-					if i = objectKey(data, i); i < 0 {
+					ks, ke, esc := i, 0, false
+					if i, ke, esc = objectKey(data, i); i < 0 {
 						return false
 					}
-					if ix != nil && (len(stack) == 1 || len(stack) == 2 && indexing) {
-						member(len(stack), ks, keyEnd(data, ks), i)
+					if indexed(len(stack)) {
+						member(len(stack), ks, ke, esc, i)
 					}
 				}
 				break
@@ -201,7 +198,7 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 				stack = stack[:len(stack)-1]
 				i++
 				// The container was the value of a member one level up.
-				if ix != nil && len(stack) >= 1 && (len(stack) == 1 || len(stack) == 2 && indexing) && stack[len(stack)-1] == '{' {
+				if len(stack) >= 1 && indexed(len(stack)) && stack[len(stack)-1] == '{' {
 					ended(len(stack), i)
 				}
 				continue
@@ -211,23 +208,20 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 	}
 }
 
-// keyEnd returns the index after the key string that starts at i; the
-// key is known to be valid.
-func keyEnd(data []byte, i int) int { return stringEnd(data, i) }
-
-// objectKey reads `"key" :` at i and returns where the value starts.
-func objectKey(data []byte, i int) int {
+// objectKey reads `"key" :` at i and returns where the value starts,
+// where the key string ends and whether it holds an escape.
+func objectKey(data []byte, i int) (value, keyEnd int, escaped bool) {
 	if i >= len(data) || data[i] != '"' {
-		return -1
+		return -1, 0, false
 	}
-	if i = stringEnd(data, i); i < 0 {
-		return -1
+	if keyEnd, escaped = stringEnd(data, i); keyEnd < 0 {
+		return -1, 0, false
 	}
-	i = skipSpace(data, i)
+	i = skipSpace(data, keyEnd)
 	if i >= len(data) || data[i] != ':' {
-		return -1
+		return -1, 0, false
 	}
-	return skipSpace(data, i+1)
+	return skipSpace(data, i+1), keyEnd, escaped
 }
 
 func skipSpace(data []byte, i int) int {
@@ -246,41 +240,44 @@ func hasLiteral(data []byte, i int, lit string) bool {
 	return len(data)-i >= len(lit) && string(data[i:i+len(lit)]) == lit
 }
 
-// stringEnd returns the index after the string that starts at i (a quote).
-func stringEnd(data []byte, i int) int {
+// stringEnd returns the index after the string that starts at i (a
+// quote), and whether the string holds an escape.
+func stringEnd(data []byte, i int) (int, bool) {
 	i++
+	escaped := false
 	for i < len(data) {
 		c := data[i]
 		switch {
 		case c == '"':
-			return i + 1
+			return i + 1, escaped
 		case c == '\\':
+			escaped = true
 			if i+1 >= len(data) {
-				return -1
+				return -1, false
 			}
 			switch data[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(data) {
-					return -1
+					return -1, false
 				}
 				for _, h := range data[i+2 : i+6] {
 					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return -1
+						return -1, false
 					}
 				}
 				i += 6
 			default:
-				return -1
+				return -1, false
 			}
 		case c < 0x20:
-			return -1
+			return -1, false
 		default:
 			i++
 		}
 	}
-	return -1
+	return -1, false
 }
 
 // numberEnd returns the index after the number that starts at i.
