@@ -42,11 +42,7 @@ func TestDuckDBQueries(t *testing.T) {
 	}
 	t.Chdir(dir) // queries.sql reads ./lake
 
-	db, err := duckq.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := duckq.OpenTB(t)
 	ctx := context.Background()
 	conn, err := db.Conn(ctx) // SET VARIABLE holds for one connection
 	if err != nil {

@@ -143,11 +143,7 @@ func TestCrashLoopExactlyOnce(t *testing.T) {
 		}
 	}
 
-	db, err := duckq.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := duckq.OpenTB(t)
 	seen := 0
 	for _, table := range st.TableNames {
 		_, rows, err := duckq.Rows(db, fmt.Sprintf(`SELECT pos, op_type, ID::BIGINT, count(*) OVER (PARTITION BY pos)

@@ -58,15 +58,7 @@ func export(t *testing.T, dir string, paths ...string) *store.Local {
 	return st
 }
 
-func openDuck(t *testing.T) *sql.DB {
-	t.Helper()
-	db, err := duckq.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
+func openDuck(t *testing.T) *sql.DB { return duckq.OpenTB(t) }
 
 // generate writes the DuckDB script for the lake in dir and runs it.
 func generateAndRun(t *testing.T, db *sql.DB, st lakeview.Store, root string) string {

@@ -140,11 +140,7 @@ func BenchmarkConvert(b *testing.B) {
 	})
 
 	b.Run("duckdb", func(b *testing.B) {
-		db, err := duckq.Open()
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer db.Close()
+		db := duckq.OpenTB(b)
 		var out int64
 		for i := 0; b.Loop(); i++ {
 			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))

@@ -67,15 +67,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
-func openDuck(t *testing.T) *sql.DB {
-	t.Helper()
-	db, err := duckq.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
+func openDuck(t *testing.T) *sql.DB { return duckq.OpenTB(t) }
 
 // lakeGlob is the DuckDB source over every data file of dir.
 func lakeGlob(dir, table string) string {

@@ -28,33 +28,13 @@ func BenchmarkKafkaSource(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		n := 0
 		start := time.Now()
 		var first time.Duration
-		for {
-			m, err := src.Next(context.Background())
-			if err == io.EOF {
-				break
-			}
-			if err == source.ErrIdle {
-				continue
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			if m.Control != nil {
-				if m.Control.Resume != nil {
-					m.Control.Resume <- nil
-				} else {
-					m.Control.Done <- nil
-				}
-				continue
-			}
+		n := drain(b, context.Background(), src, func(n int) {
 			if n == 0 {
 				first = time.Since(start)
 			}
-			n++
-		}
+		})
 		b.ReportMetric(float64(first.Milliseconds()), "ms-to-first")
 		src.Close()
 		if n != len(lines) {

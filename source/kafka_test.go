@@ -25,29 +25,7 @@ func TestKafkaCloseDoesNotWaitForFetch(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	n := 0
-	for {
-		m, err := src.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err == source.ErrIdle {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m.Control != nil {
-			if m.Control.Resume != nil {
-				m.Control.Resume <- nil
-			} else {
-				m.Control.Done <- nil
-			}
-			continue
-		}
-		n++
-	}
-	if n != len(lines) {
+	if n := drain(t, ctx, src, nil); n != len(lines) {
 		t.Fatalf("read %d of %d records", n, len(lines))
 	}
 	// let the readers go back to the broker for more, which waits MaxWait
@@ -58,5 +36,37 @@ func TestKafkaCloseDoesNotWaitForFetch(t *testing.T) {
 	}
 	if d := time.Since(start); d > maxWait/2 {
 		t.Errorf("Close took %v, as long as the fetch in flight (MaxWait %v)", d, maxWait)
+	}
+}
+
+// drain reads src to its end, answering ownership events as the pipeline
+// would, calls onRecord (when set) before each record, and returns how
+// many records it read.
+func drain(tb testing.TB, ctx context.Context, src *source.Kafka, onRecord func(n int)) int {
+	tb.Helper()
+	n := 0
+	for {
+		m, err := src.Next(ctx)
+		if err == io.EOF {
+			return n
+		}
+		if err == source.ErrIdle {
+			continue
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if m.Control != nil {
+			if m.Control.Resume != nil {
+				m.Control.Resume <- nil
+			} else {
+				m.Control.Done <- nil
+			}
+			continue
+		}
+		if onRecord != nil {
+			onRecord(n)
+		}
+		n++
 	}
 }

@@ -15,11 +15,7 @@ func TestViewsCommandSQLRunsInDuckDB(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	db, err := duckq.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := duckq.OpenTB(t)
 	if _, err := db.Exec(sql); err != nil {
 		t.Fatalf("views SQL: %v\n%s", err, sql)
 	}

@@ -20,6 +20,26 @@ func Open() (*sql.DB, error) {
 	return db, nil
 }
 
+// TB is the part of testing.TB that OpenTB needs (so that the query tool
+// does not link the testing package).
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Cleanup(func())
+}
+
+// OpenTB opens an in-memory DuckDB for a test or benchmark, fails it if
+// that is impossible, and closes the database when it ends.
+func OpenTB(tb TB) *sql.DB {
+	tb.Helper()
+	db, err := Open()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
 // Rows runs query and returns the column names and every row.
 func Rows(db *sql.DB, query string, args ...any) ([]string, [][]any, error) {
 	rows, err := db.Query(query, args...)
