@@ -1,7 +1,6 @@
 package pipeline_test
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -67,17 +66,6 @@ func TestBudgetTooSmallForTheTablesKeepsFilesWhole(t *testing.T) {
 	t.Logf("%d files, peak held %d", sum.Files, sum.PeakHeldBytes)
 }
 
-// slowStore takes delay for every put, like a distant or throttled bucket.
-type slowStore struct {
-	pipeline.Store
-	delay time.Duration
-}
-
-func (s slowStore) Put(ctx context.Context, key string, data []byte) error {
-	time.Sleep(s.delay)
-	return s.Store.Put(ctx, key, data)
-}
-
 // TestSlowStoreStopsReadingInsteadOfGrowing: when uploads cannot keep up,
 // reading waits for them, so measured memory stays within the budget even
 // though the input could be read much faster than it is stored.
@@ -92,7 +80,8 @@ func TestSlowStoreStopsReadingInsteadOfGrowing(t *testing.T) {
 	}
 	sum, err := export(t, "", func(c *pipeline.Config) {
 		c.MaxBufferBytes = budget
-		c.Store = slowStore{Store: local, delay: 15 * time.Millisecond}
+		// 15ms a put, like a distant or throttled bucket
+		c.Store = &countingStore{Store: local, onPut: func(string, int64) { time.Sleep(15 * time.Millisecond) }}
 		c.UploadWorkers = 1
 	}, in)
 	if err != nil {
@@ -108,22 +97,6 @@ func TestSlowStoreStopsReadingInsteadOfGrowing(t *testing.T) {
 	t.Logf("peak held %d of %d, %d files", sum.PeakHeldBytes, budget, sum.Files)
 }
 
-// intentCounter counts the intents and data files put.
-type intentCounter struct {
-	pipeline.Store
-	intents, data atomic.Int64
-}
-
-func (c *intentCounter) Put(ctx context.Context, key string, data []byte) error {
-	switch {
-	case strings.HasPrefix(key, "_checkpoints/intents/"):
-		c.intents.Add(1)
-	case strings.HasSuffix(key, ".parquet"):
-		c.data.Add(1)
-	}
-	return c.Store.Put(ctx, key, data)
-}
-
 // TestFilesFlushedTogetherShareOneIntent: a budget flush or a commit that
 // closes the files of many tables writes one intent for them, not one
 // per file, and the lake still holds every record once.
@@ -135,11 +108,19 @@ func TestFilesFlushedTogetherShareOneIntent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter := &intentCounter{Store: local}
+	var intentPuts, dataPuts atomic.Int64
+	counter := &countingStore{Store: local, onPut: func(key string, _ int64) {
+		switch {
+		case strings.HasPrefix(key, "_checkpoints/intents/"):
+			intentPuts.Add(1)
+		case strings.HasSuffix(key, ".parquet"):
+			dataPuts.Add(1)
+		}
+	}}
 	if _, err := export(t, "", func(c *pipeline.Config) { c.Store = counter; c.MaxBufferBytes = 4 << 20 }, in); err != nil {
 		t.Fatal(err)
 	}
-	files, intents := counter.data.Load(), counter.intents.Load()
+	files, intents := dataPuts.Load(), intentPuts.Load()
 	if files < 40 || intents*4 > files {
 		t.Errorf("%d data files, %d intents: files flushed together should share intents", files, intents)
 	}

@@ -35,18 +35,20 @@ func TestSampleStreamToMinIO(t *testing.T) {
 	}
 }
 
-// countingStore calls onPut after each successful put.
+// countingStore calls onPut after each successful put with its key and
+// the number of puts so far: tests use it to stop a server, slow the store
+// down or count what was written.
 type countingStore struct {
 	pipeline.Store
 	puts  atomic.Int64
-	onPut func(n int64)
+	onPut func(key string, n int64)
 }
 
 func (c *countingStore) Put(ctx context.Context, key string, data []byte) error {
 	if err := c.Store.Put(ctx, key, data); err != nil {
 		return err
 	}
-	c.onPut(c.puts.Add(1))
+	c.onPut(key, c.puts.Add(1))
 	return nil
 }
 
@@ -68,7 +70,7 @@ func TestStoreOutageInTheMiddleOfAnExport(t *testing.T) {
 	st := generate(t, in, gen.Options{Records: 10000, Tables: 3, Seed: 3})
 	outageDone := make(chan struct{})
 	var once atomic.Bool
-	cs := &countingStore{Store: s3, onPut: func(n int64) {
+	cs := &countingStore{Store: s3, onPut: func(_ string, n int64) {
 		if n == 3 && once.CompareAndSwap(false, true) {
 			srv.Stop()
 			go func() {
