@@ -160,19 +160,13 @@ func IntentKey(partition string, firstOffset int64, dataKey string) string {
 	return fmt.Sprintf("%s%020d-%s.json", intentPrefix(partition), firstOffset, hex.EncodeToString(sum[:8]))
 }
 
-// WriteIntent records that dataKey, holding records of partition from
-// firstOffset on, is about to be uploaded.
-func WriteIntent(ctx context.Context, s Store, partition string, firstOffset int64, dataKey string) (string, error) {
-	return WriteBatchIntent(ctx, s, partition, firstOffset, []string{dataKey})
-}
-
-// WriteBatchIntent records that the data files dataKeys, holding records of
+// WriteIntent records that the data files dataKeys, holding records of
 // partition from firstOffset (the smallest first offset among them) on,
 // are about to be uploaded. One intent for the files flushed together
 // (hundreds when a memory budget flushes many tables at once) saves a
 // write per file; recovery deletes them all, which is right because files
 // never span a checkpoint: a commit flushes every buffer first.
-func WriteBatchIntent(ctx context.Context, s Store, partition string, firstOffset int64, dataKeys []string) (string, error) {
+func WriteIntent(ctx context.Context, s Store, partition string, firstOffset int64, dataKeys []string) (string, error) {
 	if len(dataKeys) == 0 {
 		return "", fmt.Errorf("write intent for %s: no data files", partition)
 	}

@@ -82,13 +82,13 @@ func TestRecoverDeletesFilesPastTheCheckpoint(t *testing.T) {
 		"T/schema_version=1/dt=x/part-p-00000000000000000011.parquet": 11,
 		"U/schema_version=2/dt=x/part-p-00000000000000000012.parquet": 12}
 	for k, first := range files {
-		if _, err := WriteIntent(ctx, st, "p", first, k); err != nil {
+		if _, err := WriteIntent(ctx, st, "p", first, []string{k}); err != nil {
 			t.Fatal(err)
 		}
 		st.Put(ctx, k, []byte("data"))
 	}
 	// an intent whose upload never happened
-	WriteIntent(ctx, st, "p", 13, "T/schema_version=1/dt=x/part-p-00000000000000000013.parquet")
+	WriteIntent(ctx, st, "p", 13, []string{"T/schema_version=1/dt=x/part-p-00000000000000000013.parquet"})
 	n, err := Recover(ctx, st, Checkpoint{Partition: "p", Offset: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -154,11 +154,11 @@ func TestRecoverDeletesEveryFileOfABatchIntent(t *testing.T) {
 	batch := []string{"T/schema_version=1/dt=x/part-p-00000000000000000021.parquet",
 		"U/schema_version=1/dt=x/part-p-00000000000000000022.parquet",
 		"V/schema_version=1/dt=x/part-p-00000000000000000025.parquet"}
-	if _, err := WriteBatchIntent(ctx, st, "p", 3, []string{kept}); err != nil {
+	if _, err := WriteIntent(ctx, st, "p", 3, []string{kept}); err != nil {
 		t.Fatal(err)
 	}
 	st.Put(ctx, kept, []byte("data"))
-	if _, err := WriteBatchIntent(ctx, st, "p", 21, batch); err != nil {
+	if _, err := WriteIntent(ctx, st, "p", 21, batch); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range batch[:2] { // the third upload never happened
@@ -175,7 +175,7 @@ func TestRecoverDeletesEveryFileOfABatchIntent(t *testing.T) {
 	if strings.Join(keys, ",") != kept {
 		t.Errorf("left: %v", keys)
 	}
-	if _, err := WriteBatchIntent(ctx, st, "p", 30, nil); err == nil {
+	if _, err := WriteIntent(ctx, st, "p", 30, nil); err == nil {
 		t.Error("an intent for no files was written")
 	}
 }

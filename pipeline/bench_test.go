@@ -144,10 +144,7 @@ func BenchmarkConvert(b *testing.B) {
 		var out int64
 		for i := 0; b.Loop(); i++ {
 			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
-			q := fmt.Sprintf(`COPY (SELECT * FROM read_json('%s', format='newline_delimited', maximum_object_size=16777216)
-				WHERE op_type IN ('INSERT','UPDATE','DELETE','UPSERT'))
-				TO '%s' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (qual_table))`, in, dir)
-			if _, err := db.Exec(q); err != nil {
+			if _, err := db.Exec(duckq.ConvertSQL(in, dir)); err != nil {
 				b.Fatal(err)
 			}
 			out = dirSize(dir)

@@ -148,7 +148,7 @@ func (u *uploader) writeIntent(files []*writer.File) *intentTicket {
 	go func() {
 		defer u.pending.Done()
 		defer close(t.done)
-		ik, err := checkpoint.WriteBatchIntent(u.upCtx, u.store, part, first, keys)
+		ik, err := checkpoint.WriteIntent(u.upCtx, u.store, part, first, keys)
 		if err != nil {
 			t.err = err
 			return

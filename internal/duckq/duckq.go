@@ -40,6 +40,15 @@ func OpenTB(tb TB) *sql.DB {
 	return db
 }
 
+// ConvertSQL is DuckDB's one-pass conversion of a GoldenGate JSON Lines
+// file to zstd Parquet, a file set per table: the yardstick the exporter's
+// benchmarks measure against.
+func ConvertSQL(in, dir string) string {
+	return fmt.Sprintf(`COPY (SELECT * FROM read_json('%s', format='newline_delimited', maximum_object_size=16777216)
+		WHERE op_type IN ('INSERT','UPDATE','DELETE','UPSERT'))
+		TO '%s' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (qual_table))`, in, dir)
+}
+
 // Rows runs query and returns the column names and every row.
 func Rows(db *sql.DB, query string, args ...any) ([]string, [][]any, error) {
 	rows, err := db.Query(query, args...)

@@ -131,10 +131,7 @@ func run(ctx context.Context, o options) error {
 			dir := filepath.Join(o.work, "duckdb")
 			os.RemoveAll(dir)
 			start := time.Now()
-			q := fmt.Sprintf(`COPY (SELECT * FROM read_json('%s', format='newline_delimited', maximum_object_size=16777216)
-				WHERE op_type IN ('INSERT','UPDATE','DELETE','UPSERT'))
-				TO '%s' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (qual_table))`, in, dir)
-			if _, err := db.ExecContext(ctx, q); err != nil {
+			if _, err := db.ExecContext(ctx, duckq.ConvertSQL(in, dir)); err != nil {
 				return fmt.Errorf("duckdb conversion: %w", err)
 			}
 			if d := time.Since(start); dbest == 0 || d < dbest {
