@@ -86,6 +86,15 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 			ix.top[len(ix.top)-1].count++
 		}
 	}
+	// key reads `"key" :` at k, records the member when its depth is
+	// indexed, and returns where the value starts (-1 when it is not JSON).
+	key := func(k int) int {
+		v, ke, esc := objectKey(data, k)
+		if v >= 0 && indexed(len(stack)) {
+			member(len(stack), k, ke, esc, v)
+		}
+		return v
+	}
 	// ended records that the value of the current member at depth d ends
 	// at e.
 	ended := func(d, e int) {
@@ -121,12 +130,8 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 					ix.top[len(ix.top)-1].first = int32(len(ix.nested))
 				}
 			}
-			ks, ke, esc := i, 0, false
-			if i, ke, esc = objectKey(data, i); i < 0 {
+			if i = key(i); i < 0 {
 				return false
-			}
-			if indexed(len(stack)) {
-				member(len(stack), ks, ke, esc, i)
 			}
 			continue
 		case c == '[':
@@ -184,12 +189,8 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 			if c == ',' {
 				i = skipSpace(data, i+1)
 				if top == '{' {
-					ks, ke, esc := i, 0, false
-					if i, ke, esc = objectKey(data, i); i < 0 {
+					if i = key(i); i < 0 {
 						return false
-					}
-					if indexed(len(stack)) {
-						member(len(stack), ks, ke, esc, i)
 					}
 				}
 				break
