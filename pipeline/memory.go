@@ -20,7 +20,6 @@ import (
 type countingAllocator struct {
 	memory.Allocator
 	inUse atomic.Int64
-	peak  atomic.Int64
 }
 
 func newCountingAllocator(a memory.Allocator) *countingAllocator {
@@ -31,26 +30,16 @@ func newCountingAllocator(a memory.Allocator) *countingAllocator {
 }
 
 func (c *countingAllocator) Allocate(size int) []byte {
-	c.add(int64(size))
+	c.inUse.Add(int64(size))
 	return c.Allocator.Allocate(size)
 }
 
 func (c *countingAllocator) Reallocate(size int, b []byte) []byte {
-	c.add(int64(size - len(b)))
+	c.inUse.Add(int64(size - len(b)))
 	return c.Allocator.Reallocate(size, b)
 }
 
 func (c *countingAllocator) Free(b []byte) {
-	c.add(-int64(len(b)))
+	c.inUse.Add(-int64(len(b)))
 	c.Allocator.Free(b)
-}
-
-func (c *countingAllocator) add(n int64) {
-	v := c.inUse.Add(n)
-	for {
-		p := c.peak.Load()
-		if v <= p || c.peak.CompareAndSwap(p, v) {
-			return
-		}
-	}
 }
