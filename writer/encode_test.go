@@ -1,11 +1,15 @@
 package writer
 
 import (
+	"bytes"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/klauspost/compress/zstd"
 )
 
 // A file of 2,000 orders: ORDER_ID, pos and op_ts never repeat, STATUS and
@@ -193,5 +197,36 @@ func TestCompressionLevelIsCheckedPerCodec(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("%s level %d: error %v, want ok=%v", c.codec, c.level, err, c.ok)
 		}
+	}
+}
+
+// The registered zstd codec writes what arrow-go's own would (same
+// options), and keeps its encoders through garbage collections, which
+// empty arrow-go's sync.Pool.
+func TestZstdCodecMatchesArrowGoAndKeepsEncoders(t *testing.T) {
+	c, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, ok := c.(*zstdCodec)
+	if !ok {
+		t.Fatalf("registered zstd codec is a %T", c)
+	}
+	src := bytes.Repeat([]byte("lakehouse-exporter writes parquet pages "), 2000)
+	for _, level := range []int{1, 3, compress.DefaultCompressionLevel} {
+		got := ours.EncodeLevel(nil, src, level)
+		want := ours.fullCodec.EncodeLevel(nil, src, level)
+		if !bytes.Equal(got, want) {
+			t.Errorf("level %d: %d bytes, arrow-go's codec %d", level, len(got), len(want))
+		}
+		back, err := ours.DecodeWithError(nil, got)
+		if err != nil || !bytes.Equal(back, src) {
+			t.Errorf("level %d: round trip failed: %v", level, err)
+		}
+	}
+	runtime.GC()
+	runtime.GC()
+	if len(ours.pools[zstd.SpeedFastest]) == 0 {
+		t.Error("no level-1 encoder kept after two collections")
 	}
 }
