@@ -24,7 +24,7 @@ type uploader struct {
 	log   *slog.Logger
 	queue chan queued
 	wg    sync.WaitGroup
-	// bytes bounds the encoded bytes waiting for or in upload.
+	// bytes bounds the (estimated) bytes of files waiting for or in upload.
 	bytes    *semaphore.Weighted
 	maxBytes int64
 
@@ -61,56 +61,68 @@ func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log
 	// Uploads outlive a cancelled run context: a shutdown flushes and
 	// uploads what it has before it exits (bounded by the store's retry
 	// limit).
-	upCtx := context.WithoutCancel(ctx)
-	u.upCtx = upCtx
+	u.upCtx = context.WithoutCancel(ctx)
 	for range workers {
 		u.wg.Add(1)
 		go func() {
 			defer u.wg.Done()
 			for q := range u.queue {
 				if q.file == nil {
-					if u.failed() == nil {
-						if err := st.Put(upCtx, q.key, q.data); err != nil {
-							u.fail(fmt.Errorf("write %s to %s: %w", q.key, st, err))
-						}
-					}
-					u.bytes.Release(q.weight)
-					u.pending.Done()
-					continue
+					u.putObject(q)
+				} else {
+					u.putFile(q)
 				}
-				f := q.file
-				if u.failed() == nil {
-					start := time.Now()
-					u.encodeSlots <- struct{}{}
-					u.encoding.Add(q.memory)
-					err := f.Encode()
-					u.encoding.Add(-q.memory)
-					<-u.encodeSlots
-					if err != nil {
-						u.fail(err)
-					} else {
-						u.encoded.Add(int64(len(f.Data)))
-						if err := u.put(upCtx, f, q.intent); err != nil {
-							u.fail(err)
-						} else {
-							u.record(f, time.Since(start))
-						}
-						u.encoded.Add(-int64(len(f.Data)))
-						f.Data = nil
-					}
-				}
-				f.Release()
 				u.bytes.Release(q.weight)
-				u.inflight.Add(-q.memory)
 				u.pending.Done()
-				select {
-				case u.progress <- struct{}{}:
-				default:
-				}
 			}
 		}()
 	}
 	return u
+}
+
+// putObject writes a plain object, unless an upload has failed.
+func (u *uploader) putObject(q queued) {
+	if u.failed() != nil {
+		return
+	}
+	if err := u.store.Put(u.upCtx, q.key, q.data); err != nil {
+		u.fail(fmt.Errorf("write %s to %s: %w", q.key, u.store, err))
+	}
+}
+
+// putFile encodes a file (one per CPU at a time) and uploads it after its
+// intent, unless an upload has failed; either way its memory is freed and
+// a reader waiting for the budget is woken.
+func (u *uploader) putFile(q queued) {
+	f := q.file
+	defer func() {
+		f.Release()
+		u.inflight.Add(-q.memory)
+		select {
+		case u.progress <- struct{}{}:
+		default:
+		}
+	}()
+	if u.failed() != nil {
+		return
+	}
+	start := time.Now()
+	u.encodeSlots <- struct{}{}
+	u.encoding.Add(q.memory)
+	err := f.Encode()
+	u.encoding.Add(-q.memory)
+	<-u.encodeSlots
+	if err != nil {
+		u.fail(err)
+		return
+	}
+	u.encoded.Add(int64(len(f.Data)))
+	defer u.encoded.Add(-int64(len(f.Data)))
+	if err := u.put(u.upCtx, f, q.intent); err != nil {
+		u.fail(err)
+		return
+	}
+	u.record(f, time.Since(start))
 }
 
 // queued is a file and what it holds of the byte bound; or a plain object
