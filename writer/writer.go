@@ -42,8 +42,19 @@ type Config struct {
 	// caller can compress files on other goroutines; by default files are
 	// encoded when they are flushed.
 	DeferEncode bool
-	Now         func() time.Time // default time.Now
+	// Encoder picks who writes the pages: "lean" (the default) writes the
+	// exporter's column shapes itself, "arrow" leaves everything to
+	// pqarrow, the reference the lean encoder is tested against. Both
+	// write the same schema, metadata and values.
+	Encoder string
+	Now     func() time.Time // default time.Now
 }
+
+// Encoders are the values Config.Encoder takes.
+const (
+	EncoderLean  = "lean"
+	EncoderArrow = "arrow"
+)
 
 // ParseCompression maps a codec name to Parquet's; unknown names are an
 // error, never a silent fallback.
@@ -153,6 +164,13 @@ func New(cfg Config) (*Writer, error) {
 		if codec == compress.Codecs.Zstd {
 			cfg.CompressionLevel = 1
 		}
+	}
+	switch cfg.Encoder {
+	case "":
+		cfg.Encoder = EncoderLean
+	case EncoderLean, EncoderArrow:
+	default:
+		return nil, fmt.Errorf("unknown Parquet encoder %q (want lean or arrow)", cfg.Encoder)
 	}
 	if cfg.MaxRows <= 0 {
 		cfg.MaxRows = 1_000_000
@@ -417,6 +435,7 @@ type pendingEncode struct {
 	level    int
 	rowGroup int64
 	mem      memory.Allocator
+	lean     bool
 }
 
 // prepare turns a buffer into an immutable record batch; encoding it can
@@ -447,6 +466,7 @@ func (w *Writer) prepare(b *buffer) *pendingEncode {
 			{"lakehouse.last_pos", b.lastPos},
 		},
 		codec: w.codec, level: w.cfg.CompressionLevel, rowGroup: w.cfg.RowGroupRows, mem: w.cfg.Allocator,
+		lean: w.cfg.Encoder == EncoderLean,
 	}
 }
 
@@ -459,7 +479,6 @@ func (f *File) Encode() error {
 	e := f.enc
 	f.enc = nil
 	defer e.batch.Release()
-	var buf bytes.Buffer
 	opts := []parquet.WriterProperty{
 		parquet.WithCompression(e.codec),
 		parquet.WithCompressionLevel(e.level),
@@ -469,11 +488,29 @@ func (f *File) Encode() error {
 		parquet.WithCreatedBy("lakehouse-exporter"),
 	}
 	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(e.mem), pqarrow.WithStoreSchema())
-	if sc, err := pqarrow.ToParquet(e.batch.Schema(), parquet.NewWriterProperties(opts...), arrProps); err == nil {
-		opts = append(opts, dictionaryProperties(sc, e.batch)...)
-	}
 	props := parquet.NewWriterProperties(opts...)
-	fw, err := pqarrow.NewFileWriter(e.batch.Schema(), &buf, props, arrProps)
+	sc, err := pqarrow.ToParquet(e.batch.Schema(), props, arrProps)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", f.Key, err)
+	}
+	if e.lean {
+		if leaves, err := planLeaves(sc, e.batch); err == nil {
+			var buf bytes.Buffer
+			buf.Grow(int(batchMemory(e.batch) / 4))
+			kv, err := leanKeyValues(e.batch.Schema(), e.kv, e.mem)
+			if err == nil {
+				err = encodeLean(&buf, sc, leaves, e.batch, props, e.codec, e.level, e.rowGroup, kv)
+			}
+			if err != nil {
+				return fmt.Errorf("encode %s: %w", f.Key, err)
+			}
+			f.Data = buf.Bytes()
+			return nil
+		}
+	}
+	opts = append(opts, dictionaryProperties(sc, e.batch)...)
+	var buf bytes.Buffer
+	fw, err := pqarrow.NewFileWriter(e.batch.Schema(), &buf, parquet.NewWriterProperties(opts...), arrProps)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", f.Key, err)
 	}

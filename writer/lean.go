@@ -1,0 +1,1005 @@
+package writer
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+)
+
+// The lean encoder writes the pages of the columns the exporter produces
+// (flat primitives, a struct of primitives, a list of primitives) itself,
+// and leaves the file's schema and footer to arrow-go: pqarrow.ToParquet
+// derives the Parquet schema and metadata's builders write the footer, so
+// a file differs from pqarrow's own only in how its pages were built.
+// The profile showed arrow-go's generic column writers costing more than
+// the compression they feed (levels for every shape, per-value visitors,
+// a page writer per column with its own buffers) and about 5 ms per file
+// of set-up, which dominated with hundreds of tables. Anything outside
+// these shapes goes through pqarrow as before, and a differential test
+// reads both encoders' files back and compares them.
+
+// errLeanUnsupported means the batch has a shape the lean encoder does not
+// write; the caller falls back to pqarrow.
+var errLeanUnsupported = errors.New("not supported by the lean encoder")
+
+type leafKind uint8
+
+const (
+	leafFlat   leafKind = iota // a top-level primitive column
+	leafStruct                 // a primitive field of a top-level struct
+	leafList                   // the primitive elements of a top-level list
+)
+
+// leaf is one Parquet leaf column and the Arrow arrays that hold it.
+type leaf struct {
+	col    *schema.Column
+	kind   leafKind
+	values arrow.Array // the primitive array holding the leaf's values
+	parent arrow.Array // the struct or list, for leafStruct and leafList
+	// parentOpt and valueOpt say whether the parent (struct or list) and
+	// the value are OPTIONAL, each adding a definition level.
+	parentOpt, valueOpt bool
+	dictionary          bool // try a dictionary for this leaf's chunks (set by encodeLean)
+}
+
+// planLeaves matches the batch's arrays to the leaves of sc, or reports
+// errLeanUnsupported.
+func planLeaves(sc *schema.Schema, rec arrow.RecordBatch) ([]leaf, error) {
+	var leaves []leaf
+	for i, c := range rec.Columns() {
+		f := rec.Schema().Field(i)
+		switch a := c.(type) {
+		case *array.Struct:
+			st := f.Type.(*arrow.StructType)
+			for j := range a.NumField() {
+				leaves = append(leaves, leaf{kind: leafStruct, values: a.Field(j), parent: a,
+					parentOpt: f.Nullable, valueOpt: st.Field(j).Nullable})
+			}
+		case *array.List:
+			lt := f.Type.(*arrow.ListType)
+			leaves = append(leaves, leaf{kind: leafList, values: a.ListValues(), parent: a,
+				parentOpt: f.Nullable, valueOpt: lt.ElemField().Nullable})
+		default:
+			leaves = append(leaves, leaf{kind: leafFlat, values: c, valueOpt: f.Nullable})
+		}
+	}
+	if len(leaves) != sc.NumColumns() || rec.NumRows() == 0 {
+		return nil, errLeanUnsupported
+	}
+	for i := range leaves {
+		l := &leaves[i]
+		l.col = sc.Column(i)
+		if !physicalMatches(l.values, l.col) {
+			return nil, errLeanUnsupported
+		}
+		var wantDef, wantRep int16
+		switch l.kind {
+		case leafFlat:
+			wantDef = b2i(l.valueOpt)
+		case leafStruct:
+			wantDef = b2i(l.parentOpt) + b2i(l.valueOpt)
+		case leafList:
+			wantDef, wantRep = b2i(l.parentOpt)+1+b2i(l.valueOpt), 1
+		}
+		if l.col.MaxDefinitionLevel() != wantDef || l.col.MaxRepetitionLevel() != wantRep {
+			return nil, errLeanUnsupported
+		}
+		if l.kind != leafFlat && l.parent.Data().Offset() != 0 {
+			return nil, errLeanUnsupported
+		}
+		if !l.valueOpt && l.values.NullN() > 0 {
+			return nil, errLeanUnsupported // a REQUIRED field with nulls: pqarrow decides
+		}
+	}
+	return leaves, nil
+}
+
+func b2i(b bool) int16 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func physicalMatches(a arrow.Array, col *schema.Column) bool {
+	pt := col.PhysicalType()
+	switch t := a.DataType().(type) {
+	case *arrow.StringType, *arrow.BinaryType:
+		return pt == parquet.Types.ByteArray
+	case *arrow.Int64Type:
+		return pt == parquet.Types.Int64
+	case *arrow.TimestampType:
+		return pt == parquet.Types.Int64 && t.Unit == arrow.Microsecond
+	case *arrow.Float64Type:
+		return pt == parquet.Types.Double
+	case *arrow.BooleanType:
+		return pt == parquet.Types.Boolean
+	case *arrow.Date32Type, *arrow.Int32Type:
+		return pt == parquet.Types.Int32
+	case *arrow.Decimal128Type:
+		return pt == parquet.Types.FixedLenByteArray && col.TypeLength() >= 1 && col.TypeLength() <= 16
+	}
+	return false
+}
+
+// leanScratch is the memory one encoding reuses from page to page.
+type leanScratch struct {
+	page   bytes.Buffer // levels and values of one page, uncompressed
+	values []byte
+	comp   []byte
+	defs   []uint8
+	reps   []uint8
+	idx    []int32 // indices of the present values in the values array
+	dict   []int32 // dictionary indices of the present values
+	hdr    []byte
+	rle    rleEncoder
+
+	seen    map[uint64]struct{} // mostlyDistinct's sample
+	strDict map[string]int32
+	numDict map[uint64]int32
+	decDict map[decimal128.Num]int32
+	order   []int32 // value index of each dictionary entry, in entry order
+}
+
+var leanScratches = make(chan *leanScratch, 8)
+
+func getLeanScratch() *leanScratch {
+	select {
+	case s := <-leanScratches:
+		return s
+	default:
+		return &leanScratch{seen: make(map[uint64]struct{}, dictionarySample), strDict: map[string]int32{},
+			numDict: map[uint64]int32{}, decDict: map[decimal128.Num]int32{}}
+	}
+}
+
+func putLeanScratch(s *leanScratch) {
+	// A scratch grown by a huge column is not worth keeping.
+	if s.page.Cap() > 16<<20 || cap(s.values) > 16<<20 {
+		return
+	}
+	select {
+	case leanScratches <- s:
+	default:
+	}
+}
+
+// leanFile is one encoding in progress.
+type leanFile struct {
+	out   *bytes.Buffer
+	props *parquet.WriterProperties
+	codec compress.Codec // nil for uncompressed
+	level int
+	s     *leanScratch
+	rows  int
+}
+
+// encodeLean writes rec as a Parquet file with schema sc to out.
+func encodeLean(out *bytes.Buffer, sc *schema.Schema, leaves []leaf, rec arrow.RecordBatch, props *parquet.WriterProperties,
+	codecType compress.Compression, level int, rowGroupRows int64, kv metadata.KeyValueMetadata) error {
+	f := &leanFile{out: out, props: props, level: level, rows: int(rec.NumRows())}
+	if codecType != compress.Codecs.Uncompressed {
+		c, err := compress.GetCodec(codecType)
+		if err != nil {
+			return err
+		}
+		f.codec = c
+	}
+	f.s = getLeanScratch()
+	defer putLeanScratch(f.s)
+	for i := range leaves {
+		leaves[i].dictionary = !mostlyDistinct(leaves[i].values, f.s.seen)
+	}
+	fmb := metadata.NewFileMetadataBuilder(sc, props, kv)
+	out.WriteString("PAR1")
+	rgRows := int(rowGroupRows)
+	if rgRows <= 0 {
+		rgRows = f.rows
+	}
+	for start, ordinal := 0, int16(0); start < f.rows; start, ordinal = start+rgRows, ordinal+1 {
+		end := min(start+rgRows, f.rows)
+		rg := fmb.AppendRowGroup()
+		rg.SetNumRows(end - start)
+		for i := range leaves {
+			if err := f.writeChunk(rg.NextColumnChunk(), &leaves[i], start, end); err != nil {
+				return fmt.Errorf("column %s: %w", leaves[i].col.Path(), err)
+			}
+		}
+		if err := rg.Finish(0, ordinal); err != nil {
+			return err
+		}
+	}
+	fmd, err := fmb.Finish()
+	if err != nil {
+		return err
+	}
+	n, err := fmd.WriteTo(out, nil)
+	if err != nil {
+		return err
+	}
+	var tail [8]byte
+	binary.LittleEndian.PutUint32(tail[:4], uint32(n))
+	copy(tail[4:], "PAR1")
+	out.Write(tail[:])
+	return nil
+}
+
+// chunkState accumulates one column chunk's pages and statistics.
+type chunkState struct {
+	numValues       int64
+	nulls           int64
+	compressed      int64
+	uncompressed    int64
+	dataPageOffset  int64
+	dictPageOffset  int64
+	pages           int32
+	stats           statsAcc
+	dictEntries     int
+	dictBitWidth    int
+	usingDictionary bool
+}
+
+func (f *leanFile) writeChunk(cb *metadata.ColumnChunkMetaDataBuilder, l *leaf, start, end int) error {
+	var st chunkState
+	if l.dictionary {
+		ok, err := f.writeDictionary(l, start, end, &st)
+		if err != nil {
+			return err
+		}
+		st.usingDictionary = ok
+	}
+	pageRows := f.pageRows(l, start, end)
+	for p := start; p < end; p += pageRows {
+		if err := f.writeDataPage(l, p, min(p+pageRows, end), &st); err != nil {
+			return err
+		}
+	}
+	enc := st.stats.encode(l, st.nulls)
+	enc.ApplyStatSizeLimits(int(f.props.MaxStatsSizeFor(l.col.Path())))
+	cb.SetStats(enc)
+	encStats := metadata.EncodingStats{
+		DictEncodingStats: map[parquet.Encoding]int32{},
+		DataEncodingStats: map[parquet.Encoding]int32{},
+	}
+	if st.usingDictionary {
+		encStats.DictEncodingStats[f.props.DictionaryPageEncoding()] = 1
+		encStats.DataEncodingStats[f.props.DictionaryIndexEncoding()] = st.pages
+	} else {
+		encStats.DataEncodingStats[parquet.Encodings.Plain] = st.pages
+	}
+	return cb.Finish(metadata.ChunkMetaInfo{
+		NumValues:        st.numValues,
+		DictPageOffset:   st.dictPageOffset,
+		IndexPageOffset:  -1,
+		DataPageOffset:   st.dataPageOffset,
+		CompressedSize:   st.compressed,
+		UncompressedSize: st.uncompressed,
+	}, st.usingDictionary, false, encStats)
+}
+
+// pageRows splits a chunk into pages of about the configured page size.
+func (f *leanFile) pageRows(l *leaf, start, end int) int {
+	rows := end - start
+	if rows == 0 {
+		return 1
+	}
+	target := f.props.DataPageSize()
+	var perRow int64 = 9
+	switch a := l.values.(type) {
+	case *array.String:
+		perRow = int64(len(a.ValueBytes()))/int64(max(a.Len(), 1)) + 5
+	case *array.Binary:
+		perRow = int64(len(a.ValueBytes()))/int64(max(a.Len(), 1)) + 5
+	case *array.Decimal128:
+		perRow = int64(l.col.TypeLength()) + 1
+	}
+	if l.kind == leafList {
+		perRow = perRow*int64(l.values.Len())/int64(max(l.parent.Len(), 1)) + 2
+	}
+	n := int(target / max(perRow, 1))
+	n = max(n, 1024)
+	n = (n + 7) &^ 7
+	return min(n, rows)
+}
+
+// levels fills s.defs, s.reps and s.idx (the indices of the present
+// values) for rows [start, end) and returns the number of level entries.
+func (f *leanFile) levels(l *leaf, start, end int) int {
+	s := f.s
+	s.defs, s.reps, s.idx = s.defs[:0], s.reps[:0], s.idx[:0]
+	v := l.values
+	maxDef := uint8(l.col.MaxDefinitionLevel())
+	switch l.kind {
+	case leafFlat:
+		if v.NullN() == 0 {
+			return end - start // all present: no per-row work
+		}
+		for i := start; i < end; i++ {
+			if v.IsValid(i) {
+				s.defs = append(s.defs, 1)
+				s.idx = append(s.idx, int32(i))
+			} else {
+				s.defs = append(s.defs, 0)
+			}
+		}
+		return end - start
+	case leafStruct:
+		p := l.parent
+		for i := start; i < end; i++ {
+			d := uint8(0)
+			if !l.parentOpt || p.IsValid(i) {
+				d = uint8(b2i(l.parentOpt))
+				if !l.valueOpt || v.IsValid(i) {
+					d += uint8(b2i(l.valueOpt))
+				}
+			}
+			s.defs = append(s.defs, d)
+			if d == maxDef {
+				s.idx = append(s.idx, int32(i))
+			}
+		}
+		return end - start
+	}
+	list := l.parent.(*array.List)
+	offsets := list.Offsets()
+	base := uint8(b2i(l.parentOpt))
+	for i := start; i < end; i++ {
+		if l.parentOpt && list.IsNull(i) {
+			s.defs, s.reps = append(s.defs, 0), append(s.reps, 0)
+			continue
+		}
+		lo, hi := int(offsets[i]), int(offsets[i+1])
+		if lo == hi {
+			s.defs, s.reps = append(s.defs, base), append(s.reps, 0)
+			continue
+		}
+		for j := lo; j < hi; j++ {
+			d := base + 1
+			if l.valueOpt && v.IsValid(j) {
+				d++
+			}
+			rep := uint8(1)
+			if j == lo {
+				rep = 0
+			}
+			s.defs, s.reps = append(s.defs, d), append(s.reps, rep)
+			if d == maxDef {
+				s.idx = append(s.idx, int32(j))
+			}
+		}
+	}
+	return len(s.defs)
+}
+
+// contiguous reports whether the present values of rows [start, end) are
+// exactly values[start:end] (a flat column without nulls).
+func contiguous(l *leaf) bool { return l.kind == leafFlat && l.values.NullN() == 0 }
+
+func (f *leanFile) writeDataPage(l *leaf, start, end int, st *chunkState) error {
+	s := f.s
+	n := f.levels(l, start, end)
+	s.page.Reset()
+	var lenAt int
+	if l.col.MaxRepetitionLevel() > 0 {
+		lenAt = s.page.Len()
+		s.page.Write([]byte{0, 0, 0, 0})
+		s.rle.reset(&s.page, bits.Len(uint(l.col.MaxRepetitionLevel())))
+		s.rle.putAll(s.reps)
+		binary.LittleEndian.PutUint32(s.page.Bytes()[lenAt:], uint32(s.page.Len()-lenAt-4))
+	}
+	nulls := 0
+	if maxDef := l.col.MaxDefinitionLevel(); maxDef > 0 {
+		lenAt = s.page.Len()
+		s.page.Write([]byte{0, 0, 0, 0})
+		s.rle.reset(&s.page, bits.Len(uint(maxDef)))
+		if contiguous(l) {
+			s.rle.run(n, uint64(maxDef))
+		} else {
+			s.rle.putAll(s.defs)
+		}
+		binary.LittleEndian.PutUint32(s.page.Bytes()[lenAt:], uint32(s.page.Len()-lenAt-4))
+	}
+	present := n
+	if !contiguous(l) {
+		present = len(s.idx)
+	}
+	nulls = n - present
+	encoding := parquet.Encodings.Plain
+	if st.usingDictionary {
+		encoding = f.props.DictionaryIndexEncoding()
+		f.dictionaryIndices(l, f.pageSelection(l, start, end))
+		s.page.WriteByte(byte(st.dictBitWidth))
+		s.rle.reset(&s.page, st.dictBitWidth)
+		s.rle.putAll32(s.dict)
+	} else {
+		s.values = plainValues(l, f.pageSelection(l, start, end), s.values[:0], &st.stats)
+		s.page.Write(s.values)
+	}
+	hdrLen, dataLen, err := f.writePage(s.page.Bytes(), func(h []byte, uncompressed, compressed int) []byte {
+		return dataPageHeader(h, uncompressed, compressed, n, encoding)
+	})
+	if err != nil {
+		return err
+	}
+	if st.pages == 0 {
+		st.dataPageOffset = int64(f.out.Len() - hdrLen - dataLen)
+	}
+	st.pages++
+	st.numValues += int64(n)
+	st.nulls += int64(nulls)
+	st.compressed += int64(hdrLen + dataLen)
+	st.uncompressed += int64(hdrLen + s.page.Len())
+	return nil
+}
+
+// writePage compresses body and writes it behind the header that hdr
+// builds; it returns the sizes of both as written.
+func (f *leanFile) writePage(body []byte, hdr func(h []byte, uncompressed, compressed int) []byte) (int, int, error) {
+	s := f.s
+	data := body
+	if f.codec != nil {
+		bound := int(f.codec.CompressBound(int64(len(body))))
+		if cap(s.comp) < bound {
+			s.comp = make([]byte, 0, bound)
+		}
+		data = f.codec.EncodeLevel(s.comp[:0], body, f.level)
+		if cap(data) > cap(s.comp) {
+			s.comp = data[:0]
+		}
+	}
+	s.hdr = hdr(s.hdr[:0], len(body), len(data))
+	f.out.Write(s.hdr)
+	f.out.Write(data)
+	return len(s.hdr), len(data), nil
+}
+
+// selection names the present values to encode: values[start:end] when
+// all is set, else the indices idx.
+type selection struct {
+	all        bool
+	start, end int
+	idx        []int32
+}
+
+// each calls fn with every selected value index, in order.
+func (sel selection) each(fn func(i int)) {
+	if sel.all {
+		for i := sel.start; i < sel.end; i++ {
+			fn(i)
+		}
+		return
+	}
+	for _, i := range sel.idx {
+		fn(int(i))
+	}
+}
+
+// pageSelection is the present values of the rows that f.levels last
+// walked.
+func (f *leanFile) pageSelection(l *leaf, start, end int) selection {
+	if contiguous(l) {
+		return selection{all: true, start: start, end: end}
+	}
+	return selection{idx: f.s.idx}
+}
+
+// plainValues appends the PLAIN encoding of the selected values to dst and
+// folds them into the statistics.
+func plainValues(l *leaf, sel selection, dst []byte, acc *statsAcc) []byte {
+	switch a := l.values.(type) {
+	case *array.Int64:
+		return plainInt64(a.Int64Values(), sel, dst, acc)
+	case *array.Timestamp:
+		vals := a.TimestampValues()
+		return plainInt64(unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals)), sel, dst, acc)
+	case *array.Date32:
+		vals := a.Date32Values()
+		sel.each(func(i int) {
+			acc.int(int64(vals[i]))
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(vals[i]))
+		})
+	case *array.Int32:
+		vals := a.Int32Values()
+		sel.each(func(i int) {
+			acc.int(int64(vals[i]))
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(vals[i]))
+		})
+	case *array.Float64:
+		vals := a.Float64Values()
+		sel.each(func(i int) {
+			acc.float(vals[i])
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(vals[i]))
+		})
+	case *array.Boolean:
+		var cur byte
+		k := 0
+		sel.each(func(i int) {
+			b := a.Value(i)
+			acc.bool(b)
+			if b {
+				cur |= 1 << (k & 7)
+			}
+			k++
+			if k&7 == 0 {
+				dst = append(dst, cur)
+				cur = 0
+			}
+		})
+		if k&7 != 0 {
+			dst = append(dst, cur)
+		}
+	case *array.String, *array.Binary:
+		offs, data := binaryParts(a)
+		sel.each(func(i int) {
+			v := data[offs[i]:offs[i+1]]
+			acc.bytes(v)
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(len(v)))
+			dst = append(dst, v...)
+		})
+	case *array.Decimal128:
+		width := l.col.TypeLength()
+		sel.each(func(i int) {
+			acc.decimal(a.Value(i))
+			dst = appendDecimal(dst, a.Value(i), width)
+		})
+	}
+	return dst
+}
+
+// plainInt64 is PLAIN for 64-bit integers: Arrow's little-endian values
+// as they are.
+func plainInt64(vals []int64, sel selection, dst []byte, acc *statsAcc) []byte {
+	if sel.all {
+		acc.ints(vals[sel.start:sel.end])
+		return append(dst, int64Bytes(vals[sel.start:sel.end])...)
+	}
+	sel.each(func(i int) {
+		acc.int(vals[i])
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(vals[i]))
+	})
+	return dst
+}
+
+// stringData is the whole data buffer of a string or binary array; its
+// value offsets index it directly.
+func stringData(d arrow.ArrayData) []byte {
+	if b := d.Buffers()[2]; b != nil {
+		return b.Bytes()
+	}
+	return nil
+}
+
+func int64Bytes(v []int64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*8)
+}
+
+// appendDecimal writes v as the big-endian two's complement that a
+// FIXED_LEN_BYTE_ARRAY decimal of width bytes holds, as pqarrow does.
+func appendDecimal(dst []byte, v decimal128.Num, width int) []byte {
+	var be [16]byte
+	binary.BigEndian.PutUint64(be[:8], uint64(v.HighBits()))
+	binary.BigEndian.PutUint64(be[8:], v.LowBits())
+	return append(dst, be[16-width:]...)
+}
+
+// writeDictionary builds the chunk's dictionary from rows [start, end)
+// and writes its page. It reports false, writing nothing, when the
+// dictionary would pass the configured page size limit: the chunk is then
+// written plain.
+func (f *leanFile) writeDictionary(l *leaf, start, end int, st *chunkState) (bool, error) {
+	s := f.s
+	f.levels(l, start, end)
+	if !f.buildDictionary(l, f.pageSelection(l, start, end)) {
+		return false, nil
+	}
+	// Every entry appears in the chunk, so the entries give its
+	// statistics; its data pages then only hold indices.
+	s.values = plainValues(l, selection{idx: s.order}, s.values[:0], &st.stats)
+	n := len(s.order)
+	hdrLen, dataLen, err := f.writePage(s.values, func(h []byte, uncompressed, compressed int) []byte {
+		return dictionaryPageHeader(h, uncompressed, compressed, n, f.props.DictionaryPageEncoding())
+	})
+	if err != nil {
+		return false, err
+	}
+	st.dictPageOffset = int64(f.out.Len() - hdrLen - dataLen)
+	st.compressed += int64(hdrLen + dataLen)
+	st.uncompressed += int64(hdrLen + len(s.values))
+	st.dictEntries = n
+	st.dictBitWidth = max(1, bits.Len(uint(n-1)))
+	return true, nil
+}
+
+// buildDictionary numbers the distinct selected values in order of first
+// appearance into s.order (value indices). It reports false when the
+// column's type takes no dictionary or the dictionary passes the
+// configured page size limit.
+func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
+	s := f.s
+	clear(s.strDict)
+	clear(s.numDict)
+	clear(s.decDict)
+	s.order = s.order[:0]
+	limit := int(f.props.DictionaryPageSizeLimit())
+	size := 0
+	switch a := l.values.(type) {
+	case *array.String, *array.Binary:
+		offs, data := binaryParts(a)
+		sel.each(func(i int) {
+			v := unsafe.String(unsafe.SliceData(data[offs[i]:]), int(offs[i+1]-offs[i]))
+			if _, ok := s.strDict[v]; !ok {
+				s.strDict[v] = int32(len(s.order))
+				s.order = append(s.order, int32(i))
+				size += len(v) + 4
+			}
+		})
+	case *array.Decimal128:
+		width := l.col.TypeLength()
+		sel.each(func(i int) {
+			v := a.Value(i)
+			if _, ok := s.decDict[v]; !ok {
+				s.decDict[v] = int32(len(s.order))
+				s.order = append(s.order, int32(i))
+				size += width
+			}
+		})
+	default:
+		width := 8
+		switch l.values.(type) {
+		case *array.Date32, *array.Int32:
+			width = 4
+		}
+		key := numericKey(l.values)
+		if key == nil {
+			return false // booleans: no dictionary
+		}
+		sel.each(func(i int) {
+			k := key(i)
+			if _, ok := s.numDict[k]; !ok {
+				s.numDict[k] = int32(len(s.order))
+				s.order = append(s.order, int32(i))
+				size += width
+			}
+		})
+	}
+	return len(s.order) > 0 && size <= limit
+}
+
+func binaryParts(a arrow.Array) ([]int32, []byte) {
+	switch a := a.(type) {
+	case *array.String:
+		return a.ValueOffsets(), stringData(a.Data())
+	case *array.Binary:
+		return a.ValueOffsets(), stringData(a.Data())
+	}
+	return nil, nil
+}
+
+func numericKey(a arrow.Array) func(int) uint64 {
+	switch a := a.(type) {
+	case *array.Int64:
+		v := a.Int64Values()
+		return func(i int) uint64 { return uint64(v[i]) }
+	case *array.Timestamp:
+		v := a.TimestampValues()
+		return func(i int) uint64 { return uint64(v[i]) }
+	case *array.Float64:
+		v := a.Float64Values()
+		return func(i int) uint64 { return math.Float64bits(v[i]) }
+	case *array.Date32:
+		v := a.Date32Values()
+		return func(i int) uint64 { return uint64(uint32(v[i])) }
+	case *array.Int32:
+		v := a.Int32Values()
+		return func(i int) uint64 { return uint64(uint32(v[i])) }
+	}
+	return nil
+}
+
+// dictionaryIndices fills s.dict with the dictionary index of each
+// selected value.
+func (f *leanFile) dictionaryIndices(l *leaf, sel selection) {
+	s := f.s
+	s.dict = s.dict[:0]
+	switch a := l.values.(type) {
+	case *array.String, *array.Binary:
+		offs, data := binaryParts(a)
+		sel.each(func(i int) {
+			s.dict = append(s.dict, s.strDict[unsafe.String(unsafe.SliceData(data[offs[i]:]), int(offs[i+1]-offs[i]))])
+		})
+	case *array.Decimal128:
+		sel.each(func(i int) { s.dict = append(s.dict, s.decDict[a.Value(i)]) })
+	default:
+		key := numericKey(l.values)
+		sel.each(func(i int) { s.dict = append(s.dict, s.numDict[key(i)]) })
+	}
+}
+
+// Thrift compact protocol, for the two page headers: the footer is
+// arrow-go's.
+const (
+	thriftI32    = 5
+	thriftStruct = 12
+	thriftTrue   = 1
+	thriftFalse  = 2
+)
+
+func thriftField(b []byte, delta, typ byte) []byte { return append(b, delta<<4|typ) }
+
+func thriftI32Value(b []byte, v int32) []byte {
+	return binary.AppendUvarint(b, uint64(uint32(v<<1)^uint32(v>>31)))
+}
+
+// pageHeaderStart writes PageHeader fields 1-3: type and sizes.
+func pageHeaderStart(b []byte, pageType int32, uncompressed, compressed int) []byte {
+	b = thriftI32Value(thriftField(b, 1, thriftI32), pageType)
+	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(uncompressed))
+	return thriftI32Value(thriftField(b, 1, thriftI32), int32(compressed))
+}
+
+func dataPageHeader(b []byte, uncompressed, compressed, numValues int, enc parquet.Encoding) []byte {
+	const dataPage = 0
+	b = pageHeaderStart(b, dataPage, uncompressed, compressed)
+	b = thriftField(b, 2, thriftStruct) // 5: data_page_header
+	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(numValues))
+	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(enc))
+	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(parquet.Encodings.RLE)) // definition levels
+	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(parquet.Encodings.RLE)) // repetition levels
+	return append(b, 0, 0)                                                         // ends data_page_header, PageHeader
+}
+
+func dictionaryPageHeader(b []byte, uncompressed, compressed, numValues int, enc parquet.Encoding) []byte {
+	const dictionaryPage = 2
+	b = pageHeaderStart(b, dictionaryPage, uncompressed, compressed)
+	b = thriftField(b, 4, thriftStruct) // 7: dictionary_page_header
+	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(numValues))
+	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(enc))
+	b = thriftField(b, 1, thriftFalse) // is_sorted
+	return append(b, 0, 0)
+}
+
+// rleEncoder writes Parquet's RLE/bit-packing hybrid: a run of eight or
+// more equal values becomes one RLE run, anything else groups of eight
+// bit-packed values.
+type rleEncoder struct {
+	out     *bytes.Buffer
+	width   int
+	lit     []uint64 // values of the literal run being collected, a multiple of 8
+	scratch []byte
+}
+
+func (e *rleEncoder) reset(out *bytes.Buffer, width int) {
+	e.out, e.width, e.lit = out, width, e.lit[:0]
+}
+
+func (e *rleEncoder) putAll(vals []uint8) {
+	e.encode(len(vals), func(i int) uint64 { return uint64(vals[i]) })
+}
+
+func (e *rleEncoder) putAll32(vals []int32) {
+	e.encode(len(vals), func(i int) uint64 { return uint64(uint32(vals[i])) })
+}
+
+func (e *rleEncoder) encode(n int, at func(int) uint64) {
+	i := 0
+	for i < n {
+		v := at(i)
+		j := i + 1
+		for j < n && j-i < 8 && at(j) == v {
+			j++
+		}
+		if j-i == 8 || (j == n && len(e.lit) == 0) {
+			for j < n && at(j) == v {
+				j++
+			}
+			e.flushLiteral()
+			e.run(j-i, v)
+			i = j
+			continue
+		}
+		end := min(i+8, n)
+		for k := i; k < end; k++ {
+			e.lit = append(e.lit, at(k))
+		}
+		for len(e.lit)%8 != 0 {
+			e.lit = append(e.lit, 0) // padding past the last value; readers stop at the count
+		}
+		i = end
+	}
+	e.flushLiteral()
+}
+
+// run writes count repetitions of v.
+func (e *rleEncoder) run(count int, v uint64) {
+	e.scratch = binary.AppendUvarint(e.scratch[:0], uint64(count)<<1)
+	for k := 0; k < (e.width+7)/8; k++ {
+		e.scratch = append(e.scratch, byte(v>>(8*k)))
+	}
+	e.out.Write(e.scratch)
+}
+
+func (e *rleEncoder) flushLiteral() {
+	if len(e.lit) == 0 {
+		return
+	}
+	groups := len(e.lit) / 8
+	e.scratch = binary.AppendUvarint(e.scratch[:0], uint64(groups)<<1|1)
+	var acc uint64
+	nbits := 0
+	for _, v := range e.lit {
+		acc |= v << nbits
+		nbits += e.width
+		for nbits >= 8 {
+			e.scratch = append(e.scratch, byte(acc))
+			acc >>= 8
+			nbits -= 8
+		}
+	}
+	e.out.Write(e.scratch)
+	e.lit = e.lit[:0]
+}
+
+// statsAcc is a column chunk's running minimum and maximum, compared as
+// Parquet orders the column's type.
+type statsAcc struct {
+	has              bool
+	minI, maxI       int64
+	minF, maxF       float64
+	minB, maxB       []byte
+	minD, maxD       decimal128.Num
+	minBool, maxBool bool
+}
+
+func (a *statsAcc) int(v int64) {
+	if !a.has {
+		a.has, a.minI, a.maxI = true, v, v
+		return
+	}
+	a.minI, a.maxI = min(a.minI, v), max(a.maxI, v)
+}
+
+func (a *statsAcc) ints(v []int64) {
+	for _, x := range v {
+		a.int(x)
+	}
+}
+
+// float skips NaN, which has no place in an order, as the format requires.
+func (a *statsAcc) float(v float64) {
+	if math.IsNaN(v) {
+		return
+	}
+	if !a.has {
+		a.has, a.minF, a.maxF = true, v, v
+		return
+	}
+	a.minF, a.maxF = math.Min(a.minF, v), math.Max(a.maxF, v)
+}
+
+func (a *statsAcc) bool(v bool) {
+	if !a.has {
+		a.has, a.minBool, a.maxBool = true, v, v
+		return
+	}
+	a.minBool = a.minBool && v
+	a.maxBool = a.maxBool || v
+}
+
+// bytes keeps its own copies: the chunk's values are only borrowed.
+func (a *statsAcc) bytes(v []byte) {
+	if !a.has {
+		a.has = true
+		a.minB, a.maxB = append(a.minB[:0], v...), append(a.maxB[:0], v...)
+		return
+	}
+	if bytes.Compare(v, a.minB) < 0 {
+		a.minB = append(a.minB[:0], v...)
+	} else if bytes.Compare(v, a.maxB) > 0 {
+		a.maxB = append(a.maxB[:0], v...)
+	}
+}
+
+func (a *statsAcc) decimal(v decimal128.Num) {
+	if !a.has {
+		a.has, a.minD, a.maxD = true, v, v
+		return
+	}
+	if v.Less(a.minD) {
+		a.minD = v
+	}
+	if a.maxD.Less(v) {
+		a.maxD = v
+	}
+}
+
+func (a *statsAcc) encode(l *leaf, nulls int64) metadata.EncodedStatistics {
+	var enc metadata.EncodedStatistics
+	enc.SetNullCount(nulls)
+	if !a.has {
+		enc.AllNullValue = true
+		return enc
+	}
+	switch l.values.(type) {
+	case *array.Int64, *array.Timestamp:
+		enc.SetMin(binary.LittleEndian.AppendUint64(nil, uint64(a.minI)))
+		enc.SetMax(binary.LittleEndian.AppendUint64(nil, uint64(a.maxI)))
+	case *array.Date32, *array.Int32:
+		enc.SetMin(binary.LittleEndian.AppendUint32(nil, uint32(int32(a.minI))))
+		enc.SetMax(binary.LittleEndian.AppendUint32(nil, uint32(int32(a.maxI))))
+	case *array.Float64:
+		lo, hi := a.minF, a.maxF
+		if lo == 0 {
+			lo = math.Copysign(0, -1) // the format asks for -0 as a zero minimum
+		}
+		if hi == 0 {
+			hi = 0
+		}
+		enc.SetMin(binary.LittleEndian.AppendUint64(nil, math.Float64bits(lo)))
+		enc.SetMax(binary.LittleEndian.AppendUint64(nil, math.Float64bits(hi)))
+	case *array.Boolean:
+		enc.SetMin([]byte{byte(b2i(a.minBool))})
+		enc.SetMax([]byte{byte(b2i(a.maxBool))})
+	case *array.String, *array.Binary:
+		enc.SetMin(append([]byte(nil), a.minB...))
+		enc.SetMax(append([]byte(nil), a.maxB...))
+	case *array.Decimal128:
+		w := l.col.TypeLength()
+		enc.SetMin(appendDecimal(nil, a.minD, w))
+		enc.SetMax(appendDecimal(nil, a.maxD, w))
+	}
+	return enc
+}
+
+// leanKeyValues is the file's key/value metadata as pqarrow writes it: the
+// Arrow schema's own, the serialized Arrow schema (with list elements
+// named as the Parquet columns are), then the file's.
+func leanKeyValues(sc *arrow.Schema, extra [][2]string, mem memory.Allocator) (metadata.KeyValueMetadata, error) {
+	md := sc.Metadata()
+	kv := make(metadata.KeyValueMetadata, 0, md.Len()+1+len(extra))
+	for i := range md.Len() {
+		kv.Append(md.Keys()[i], md.Values()[i])
+	}
+	fields := make([]arrow.Field, sc.NumFields())
+	for i, fld := range sc.Fields() {
+		fields[i] = elementNamed(fld)
+	}
+	stored := arrow.NewSchema(fields, &md)
+	kv.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(stored, mem)))
+	for _, p := range extra {
+		kv.Append(p[0], p[1])
+	}
+	return kv, nil
+}
+
+// elementNamed renames list elements "element", as pqarrow does before it
+// stores the schema, for the shapes the lean encoder writes.
+func elementNamed(f arrow.Field) arrow.Field {
+	switch t := f.Type.(type) {
+	case *arrow.ListType:
+		elem := elementNamed(t.ElemField())
+		elem.Name = "element"
+		return arrow.Field{Name: f.Name, Type: arrow.ListOfField(elem), Nullable: f.Nullable, Metadata: f.Metadata}
+	case *arrow.StructType:
+		fields := make([]arrow.Field, t.NumFields())
+		for i := range fields {
+			fields[i] = elementNamed(t.Field(i))
+		}
+		return arrow.Field{Name: f.Name, Type: arrow.StructOf(fields...), Nullable: f.Nullable, Metadata: f.Metadata}
+	}
+	return f
+}

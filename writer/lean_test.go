@@ -1,0 +1,272 @@
+package writer
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// leanShapes is every column shape the exporter writes: the metacolumns,
+// each table column type, the lists and the before-image struct.
+func leanShapes() []arrow.Field {
+	prims := []arrow.Field{
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "b", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "t", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: "d", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+		{Name: "bo", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: "d5", Type: &arrow.Decimal128Type{Precision: 5, Scale: 2}, Nullable: true},
+		{Name: "d18", Type: &arrow.Decimal128Type{Precision: 18, Scale: 4}, Nullable: true},
+		{Name: "d38", Type: &arrow.Decimal128Type{Precision: 38, Scale: 10}, Nullable: true},
+	}
+	fields := []arrow.Field{
+		{Name: "req_s", Type: arrow.BinaryTypes.String},
+		{Name: "req_i", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "req_t", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+	}
+	fields = append(fields, prims...)
+	fields = append(fields,
+		arrow.Field{Name: "list", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+		arrow.Field{Name: "before", Type: arrow.StructOf(prims...), Nullable: true})
+	return fields
+}
+
+// randomBatch fills the shapes with values drawn so that every file mixes
+// nulls, repeats (dictionaries), distinct values, extremes and page
+// boundaries; nullRatio 0 and 1 give columns without and with only nulls.
+func randomBatch(t *testing.T, r *rand.Rand, rows int, nullRatio float64, distinct int) arrow.RecordBatch {
+	t.Helper()
+	md := arrow.NewMetadata([]string{"table"}, []string{"APP.T"})
+	sc := arrow.NewSchema(leanShapes(), &md)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer rb.Release()
+	pick := func() int { return r.IntN(distinct) }
+	var fill func(b array.Builder, nullable bool)
+	fill = func(b array.Builder, nullable bool) {
+		if nullable && r.Float64() < nullRatio {
+			b.AppendNull()
+			return
+		}
+		k := pick()
+		switch b := b.(type) {
+		case *array.StringBuilder:
+			b.Append(fmt.Sprintf("v%d-%s", k, []string{"", "é", "zz", "\x00"}[k%4]))
+		case *array.BinaryBuilder:
+			b.Append([]byte{byte(k), byte(k >> 8), 0xff})
+		case *array.Int64Builder:
+			b.Append([]int64{math.MinInt64, math.MaxInt64, 0, -1}[k%4] + int64(k%4*0) + int64(k)*int64(1-2*(k%2)))
+		case *array.Float64Builder:
+			b.Append([]float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, 1.5, -2.25}[k%7] * float64(1+k/7))
+		case *array.TimestampBuilder:
+			b.Append(arrow.Timestamp(int64(k)*1_000_003 - 5_000_000))
+		case *array.Date32Builder:
+			b.Append(arrow.Date32(k - 700))
+		case *array.BooleanBuilder:
+			b.Append(k%3 == 0)
+		case *array.Decimal128Builder:
+			p := b.Type().(*arrow.Decimal128Type).Precision
+			v := decimal128.FromI64(int64(k) * 37)
+			if k%2 == 1 {
+				v = v.Negate()
+			}
+			if k%5 == 0 {
+				v, _ = decimal128.FromString(fmt.Sprintf("-%s", bigDigits(int(p))), p, 0)
+			}
+			b.Append(v)
+		case *array.ListBuilder:
+			n := k % 4
+			b.Append(true)
+			vb := b.ValueBuilder().(*array.StringBuilder)
+			for j := range n {
+				if j == 1 && k%3 == 0 {
+					vb.AppendNull()
+					continue
+				}
+				vb.Append(fmt.Sprintf("c%d", (k+j)%distinct))
+			}
+		case *array.StructBuilder:
+			b.Append(true)
+			for j := range b.NumField() {
+				fill(b.FieldBuilder(j), true)
+			}
+		default:
+			t.Fatalf("no filler for %T", b)
+		}
+	}
+	for range rows {
+		for i, f := range sc.Fields() {
+			fill(rb.Field(i), f.Nullable)
+		}
+	}
+	return rb.NewRecordBatch()
+}
+
+func bigDigits(n int) string { return string(bytes.Repeat([]byte("9"), n)) }
+
+// encodeBoth writes rec with the lean encoder and with pqarrow under the
+// same properties.
+func encodeBoth(t *testing.T, rec arrow.RecordBatch, codec compress.Compression, pageSize int64, rowGroup int64) (lean, ref []byte) {
+	t.Helper()
+	mem := memory.DefaultAllocator
+	kv := [][2]string{{"lakehouse.table", "APP.T"}}
+	props := parquet.NewWriterProperties(parquet.WithCompression(codec), parquet.WithStats(true),
+		parquet.WithDataPageSize(pageSize), parquet.WithMaxRowGroupLength(rowGroup), parquet.WithCreatedBy("lakehouse-exporter"))
+	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+	sc, err := pqarrow.ToParquet(rec.Schema(), props, arrProps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaves, err := planLeaves(sc, rec)
+	if err != nil {
+		t.Fatalf("the lean encoder refused the exporter's shapes: %v", err)
+	}
+	md, err := leanKeyValues(rec.Schema(), kv, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := encodeLean(&out, sc, leaves, rec, props, codec, 1, rowGroup, md); err != nil {
+		t.Fatal(err)
+	}
+	var refOut bytes.Buffer
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), &refOut, props, arrProps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.AppendKeyValueMetadata(kv[0][0], kv[0][1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes(), refOut.Bytes()
+}
+
+// sameFile checks that the lean file reads back as the input batch and
+// carries the reference file's schema, metadata and statistics.
+func sameFile(t *testing.T, rec arrow.RecordBatch, lean, ref []byte) {
+	t.Helper()
+	lp, rp := readParquet(t, lean), readParquet(t, ref)
+	lr, lt, rr, rt := lp.rdr, lp.tbl, rp.rdr, rp.tbl
+	if !lt.Schema().Equal(rt.Schema()) {
+		t.Fatalf("schema read back:\n%v\nreference:\n%v", lt.Schema(), rt.Schema())
+	}
+	if lt.NumRows() != rec.NumRows() {
+		t.Fatalf("%d rows read back, wrote %d", lt.NumRows(), rec.NumRows())
+	}
+	for i := range int(rec.NumCols()) {
+		got, err := array.Concatenate(lt.Column(i).Data().Chunks(), memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := array.Concatenate(rt.Column(i).Data().Chunks(), memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// NaN is not equal to itself: compare with NaNs equal.
+		if !array.ApproxEqual(got, want, array.WithNaNsEqual(true), array.WithAbsTolerance(0)) {
+			t.Fatalf("column %s differs from pqarrow's file", rec.Schema().Field(i).Name)
+		}
+		if !array.ApproxEqual(got, rec.Column(i), array.WithNaNsEqual(true), array.WithAbsTolerance(0)) {
+			t.Fatalf("column %s does not read back as written", rec.Schema().Field(i).Name)
+		}
+		got.Release()
+		want.Release()
+	}
+	lm, rm := lr.MetaData(), rr.MetaData()
+	if lm.NumRowGroups() != rm.NumRowGroups() {
+		t.Fatalf("%d row groups, reference %d", lm.NumRowGroups(), rm.NumRowGroups())
+	}
+	for _, key := range []string{"ARROW:schema", "table", "lakehouse.table"} {
+		lv, rv := lm.KeyValueMetadata().FindValue(key), rm.KeyValueMetadata().FindValue(key)
+		if lv == nil || rv == nil || *lv != *rv {
+			t.Fatalf("key/value %s: %v, reference %v", key, lv, rv)
+		}
+	}
+	for g := range lm.NumRowGroups() {
+		if lm.RowGroup(g).NumRows() != rm.RowGroup(g).NumRows() {
+			t.Fatalf("row group %d: %d rows, reference %d", g, lm.RowGroup(g).NumRows(), rm.RowGroup(g).NumRows())
+		}
+		for c := range lm.Schema.NumColumns() {
+			lc, _ := lm.RowGroup(g).ColumnChunk(c)
+			rc, _ := rm.RowGroup(g).ColumnChunk(c)
+			if lc.NumValues() != rc.NumValues() {
+				t.Errorf("row group %d column %s: %d values, reference %d", g, lc.PathInSchema(), lc.NumValues(), rc.NumValues())
+			}
+			ls, err := lc.Statistics()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, _ := rc.Statistics()
+			if ls == nil || rs == nil {
+				t.Fatalf("row group %d column %s: statistics %v, reference %v", g, lc.PathInSchema(), ls, rs)
+			}
+			if ls.NullCount() != rs.NullCount() || ls.HasMinMax() != rs.HasMinMax() {
+				t.Errorf("row group %d column %s: nulls %d min/max %v, reference %d %v", g, lc.PathInSchema(),
+					ls.NullCount(), ls.HasMinMax(), rs.NullCount(), rs.HasMinMax())
+				continue
+			}
+			if ls.HasMinMax() && (!bytes.Equal(ls.EncodeMin(), rs.EncodeMin()) || !bytes.Equal(ls.EncodeMax(), rs.EncodeMax())) {
+				t.Errorf("row group %d column %s: min %x max %x, reference %x %x", g, lc.PathInSchema(),
+					ls.EncodeMin(), ls.EncodeMax(), rs.EncodeMin(), rs.EncodeMax())
+			}
+		}
+	}
+}
+
+func TestLeanEncoderMatchesPqarrow(t *testing.T) {
+	cases := []struct {
+		rows      int
+		nulls     float64
+		distinct  int
+		pageSize  int64
+		rowGroup  int64
+		codec     compress.Compression
+		seed      uint64
+		rowGroups int
+	}{
+		{rows: 1, nulls: 0, distinct: 1, pageSize: 1 << 20, rowGroup: 1 << 17, codec: compress.Codecs.Zstd},
+		{rows: 7, nulls: 1, distinct: 3, pageSize: 1 << 20, rowGroup: 1 << 17, codec: compress.Codecs.Zstd},
+		{rows: 3000, nulls: 0.2, distinct: 5, pageSize: 1 << 20, rowGroup: 1 << 17, codec: compress.Codecs.Zstd},
+		{rows: 3000, nulls: 0.5, distinct: 100000, pageSize: 1 << 20, rowGroup: 1000, codec: compress.Codecs.Snappy},
+		{rows: 5000, nulls: 0.05, distinct: 40, pageSize: 512, rowGroup: 1700, codec: compress.Codecs.Uncompressed},
+		{rows: 20000, nulls: 0.1, distinct: 3000, pageSize: 4096, rowGroup: 1 << 17, codec: compress.Codecs.Gzip},
+		{rows: 2000, nulls: 0, distinct: 2000, pageSize: 1 << 20, rowGroup: 333, codec: compress.Codecs.Zstd},
+	}
+	for i, c := range cases {
+		t.Run(fmt.Sprintf("%d-rows%d-nulls%v-distinct%d", i, c.rows, c.nulls, c.distinct), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 7))
+			rec := randomBatch(t, r, c.rows, c.nulls, c.distinct)
+			defer rec.Release()
+			lean, ref := encodeBoth(t, rec, c.codec, c.pageSize, c.rowGroup)
+			sameFile(t, rec, lean, ref)
+		})
+	}
+}
+
+// The lean encoder must be worth its keep: files no larger than pqarrow's
+// (dictionaries where values repeat).
+func TestLeanFilesAreNotLarger(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	rec := randomBatch(t, r, 20000, 0.1, 50)
+	defer rec.Release()
+	lean, ref := encodeBoth(t, rec, compress.Codecs.Zstd, 1<<20, 1<<17)
+	if float64(len(lean)) > 1.05*float64(len(ref)) {
+		t.Fatalf("lean file %d bytes, pqarrow's %d", len(lean), len(ref))
+	}
+}
