@@ -54,7 +54,6 @@ type leaf struct {
 	// parentOpt and valueOpt say whether the parent (struct or list) and
 	// the value are OPTIONAL, each adding a definition level.
 	parentOpt, valueOpt bool
-	dictionary          bool // try a dictionary for this leaf's chunks (set by encodeLean)
 }
 
 // planLeaves matches the batch's arrays to the leaves of sc, or reports
@@ -149,7 +148,6 @@ type leanScratch struct {
 	hdr    []byte
 	rle    rleEncoder
 
-	seen    map[uint64]struct{} // mostlyDistinct's sample
 	strDict map[string]int32
 	numDict map[uint64]int32
 	decDict map[decimal128.Num]int32
@@ -163,7 +161,7 @@ func getLeanScratch() *leanScratch {
 	case s := <-leanScratches:
 		return s
 	default:
-		return &leanScratch{seen: make(map[uint64]struct{}, dictionarySample), strDict: map[string]int32{},
+		return &leanScratch{strDict: map[string]int32{},
 			numDict: map[uint64]int32{}, decDict: map[decimal128.Num]int32{}}
 	}
 }
@@ -202,9 +200,6 @@ func encodeLean(out *bytes.Buffer, sc *schema.Schema, leaves []leaf, rec arrow.R
 	}
 	f.s = getLeanScratch()
 	defer putLeanScratch(f.s)
-	for i := range leaves {
-		leaves[i].dictionary = !mostlyDistinct(leaves[i].values, f.s.seen)
-	}
 	fmb := metadata.NewFileMetadataBuilder(sc, props, kv)
 	out.WriteString("PAR1")
 	rgRows := int(rowGroupRows)
@@ -256,7 +251,7 @@ type chunkState struct {
 
 func (f *leanFile) writeChunk(cb *metadata.ColumnChunkMetaDataBuilder, l *leaf, start, end int) error {
 	var st chunkState
-	if l.dictionary {
+	if f.props.DictionaryEnabledFor(l.col.Path()) {
 		ok, err := f.writeDictionary(l, start, end, &st)
 		if err != nil {
 			return err
@@ -489,6 +484,25 @@ func (sel selection) each(fn func(i int)) {
 	}
 }
 
+// eachWhile calls fn with the selected value indices, in order, until fn
+// returns false; it reports whether it saw them all.
+func (sel selection) eachWhile(fn func(i int) bool) bool {
+	if sel.all {
+		for i := sel.start; i < sel.end; i++ {
+			if !fn(i) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, i := range sel.idx {
+		if !fn(int(i)) {
+			return false
+		}
+	}
+	return true
+}
+
 // pageSelection is the present values of the rows that f.levels last
 // walked.
 func (f *leanFile) pageSelection(l *leaf, start, end int) selection {
@@ -627,8 +641,12 @@ func (f *leanFile) writeDictionary(l *leaf, start, end int, st *chunkState) (boo
 
 // buildDictionary numbers the distinct selected values in order of first
 // appearance into s.order (value indices). It reports false when the
-// column's type takes no dictionary or the dictionary passes the
-// configured page size limit.
+// chunk should be written plain: booleans, an empty chunk, a dictionary
+// past the configured page size limit, or values that hardly repeat.
+// Whether they repeat is judged on the first dictionarySample values:
+// hashing them is work the dictionary needs anyway, where a separate
+// sample cost a hash map per column of every file (17% of encoding with
+// hundreds of small files).
 func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 	s := f.s
 	clear(s.strDict)
@@ -636,27 +654,38 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 	clear(s.decDict)
 	s.order = s.order[:0]
 	limit := int(f.props.DictionaryPageSizeLimit())
-	size := 0
+	size, seen := 0, 0
+	// keep is called after each value; false stops the build.
+	keep := func() bool {
+		seen++
+		if seen == dictionarySample && float64(len(s.order)) > dictionaryMaxDistinct*float64(seen) {
+			return false
+		}
+		return size <= limit
+	}
+	var done bool
 	switch a := l.values.(type) {
 	case *array.String, *array.Binary:
 		offs, data := binaryParts(a)
-		sel.each(func(i int) {
+		done = sel.eachWhile(func(i int) bool {
 			v := unsafe.String(unsafe.SliceData(data[offs[i]:]), int(offs[i+1]-offs[i]))
 			if _, ok := s.strDict[v]; !ok {
 				s.strDict[v] = int32(len(s.order))
 				s.order = append(s.order, int32(i))
 				size += len(v) + 4
 			}
+			return keep()
 		})
 	case *array.Decimal128:
 		width := l.col.TypeLength()
-		sel.each(func(i int) {
+		done = sel.eachWhile(func(i int) bool {
 			v := a.Value(i)
 			if _, ok := s.decDict[v]; !ok {
 				s.decDict[v] = int32(len(s.order))
 				s.order = append(s.order, int32(i))
 				size += width
 			}
+			return keep()
 		})
 	default:
 		width := 8
@@ -668,16 +697,22 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 		if key == nil {
 			return false // booleans: no dictionary
 		}
-		sel.each(func(i int) {
+		done = sel.eachWhile(func(i int) bool {
 			k := key(i)
 			if _, ok := s.numDict[k]; !ok {
 				s.numDict[k] = int32(len(s.order))
 				s.order = append(s.order, int32(i))
 				size += width
 			}
+			return keep()
 		})
 	}
-	return len(s.order) > 0 && size <= limit
+	if !done || len(s.order) == 0 {
+		return false
+	}
+	// A chunk shorter than the sample is judged whole, unless it is too
+	// small for the judgement to mean anything.
+	return seen >= dictionarySample || seen < 64 || float64(len(s.order)) <= dictionaryMaxDistinct*float64(seen)
 }
 
 func binaryParts(a arrow.Array) ([]int32, []byte) {

@@ -15,7 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
@@ -148,6 +150,41 @@ type converterPair struct {
 	seg         string    // the table's folder
 	hint        *sizeHint // what the version's last file held
 	segErr      error     // the table name has no folder
+	// shapes are the version's file schemas, by which of its NOT NULL
+	// columns held nulls ('1' per such field).
+	shapes map[string]*fileShape
+}
+
+// fileShape is what encoding needs of a file's schema, derived once per
+// schema rather than per file: with hundreds of tables under a small
+// budget files are small, and deriving the Parquet schema and serializing
+// the Arrow schema cost 8% of encoding.
+type fileShape struct {
+	schema   *arrow.Schema
+	props    *parquet.WriterProperties
+	arrProps pqarrow.ArrowWriterProperties
+	pq       *pqschema.Schema
+	pqErr    error
+	kv       metadata.KeyValueMetadata // the Arrow schema's metadata and ARROW:schema
+	kvErr    error
+}
+
+func (w *Writer) newFileShape(sc *arrow.Schema) *fileShape {
+	sh := &fileShape{schema: sc}
+	sh.props = parquet.NewWriterProperties(
+		parquet.WithCompression(w.codec),
+		parquet.WithCompressionLevel(w.cfg.CompressionLevel),
+		parquet.WithStats(true),
+		parquet.WithMaxRowGroupLength(w.cfg.RowGroupRows),
+		parquet.WithAllocator(w.cfg.Allocator),
+		parquet.WithCreatedBy("lakehouse-exporter"),
+	)
+	sh.arrProps = pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.cfg.Allocator), pqarrow.WithStoreSchema())
+	sh.pq, sh.pqErr = pqarrow.ToParquet(sc, sh.props, sh.arrProps)
+	if w.cfg.Encoder == EncoderLean {
+		sh.kv, sh.kvErr = leanKeyValues(sc, nil, w.cfg.Allocator)
+	}
+	return sh
 }
 
 // New validates cfg and returns a Writer.
@@ -434,8 +471,8 @@ type pendingEncode struct {
 	codec    compress.Compression
 	level    int
 	rowGroup int64
-	mem      memory.Allocator
 	lean     bool
+	shape    *fileShape
 }
 
 // prepare turns a buffer into an immutable record batch; encoding it can
@@ -446,16 +483,34 @@ func (w *Writer) prepare(b *buffer) *pendingEncode {
 	// A column the source declares NOT NULL is written REQUIRED unless this
 	// file holds a null in it (a partial image leaves it out): the data
 	// wins over the declaration, and readers union both kinds of file.
-	fields := append([]arrow.Field(nil), b.version.Schema.Fields()...)
-	for i := range fields {
-		if !fields[i].Nullable && rec.Column(i).NullN() > 0 {
-			fields[i].Nullable = true
+	var nulls []byte
+	for i, f := range b.version.Schema.Fields() {
+		if !f.Nullable {
+			nulls = append(nulls, '0'+byte(b2i(rec.Column(i).NullN() > 0)))
 		}
 	}
-	md := b.version.Schema.Metadata()
-	schema := arrow.NewSchema(fields, &md)
+	shapes := map[string]*fileShape{}
+	if conv := w.converters[b.version]; conv != nil {
+		if conv.shapes == nil {
+			conv.shapes = shapes
+		}
+		shapes = conv.shapes
+	}
+	shape := shapes[string(nulls)]
+	if shape == nil {
+		fields := append([]arrow.Field(nil), b.version.Schema.Fields()...)
+		for i := range fields {
+			if !fields[i].Nullable && rec.Column(i).NullN() > 0 {
+				fields[i].Nullable = true
+			}
+		}
+		md := b.version.Schema.Metadata()
+		shape = w.newFileShape(arrow.NewSchema(fields, &md))
+		shapes[string(nulls)] = shape
+	}
 	return &pendingEncode{
-		batch: array.NewRecordBatch(schema, rec.Columns(), rec.NumRows()),
+		batch: array.NewRecordBatch(shape.schema, rec.Columns(), rec.NumRows()),
+		shape: shape,
 		kv: [][2]string{
 			{"lakehouse.table", b.key.Table},
 			{"lakehouse.schema_version", strconv.Itoa(b.key.Version)},
@@ -465,7 +520,7 @@ func (w *Writer) prepare(b *buffer) *pendingEncode {
 			{"lakehouse.first_pos", b.firstPos},
 			{"lakehouse.last_pos", b.lastPos},
 		},
-		codec: w.codec, level: w.cfg.CompressionLevel, rowGroup: w.cfg.RowGroupRows, mem: w.cfg.Allocator,
+		codec: w.codec, level: w.cfg.CompressionLevel, rowGroup: w.cfg.RowGroupRows,
 		lean: w.cfg.Encoder == EncoderLean,
 	}
 }
@@ -479,35 +534,34 @@ func (f *File) Encode() error {
 	e := f.enc
 	f.enc = nil
 	defer e.batch.Release()
-	opts := []parquet.WriterProperty{
-		parquet.WithCompression(e.codec),
-		parquet.WithCompressionLevel(e.level),
-		parquet.WithStats(true),
-		parquet.WithMaxRowGroupLength(e.rowGroup),
-		parquet.WithAllocator(e.mem),
-		parquet.WithCreatedBy("lakehouse-exporter"),
+	sh := e.shape
+	if sh.pqErr != nil {
+		return fmt.Errorf("encode %s: %w", f.Key, sh.pqErr)
 	}
-	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(e.mem), pqarrow.WithStoreSchema())
-	props := parquet.NewWriterProperties(opts...)
-	sc, err := pqarrow.ToParquet(e.batch.Schema(), props, arrProps)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", f.Key, err)
-	}
-	if e.lean {
-		if leaves, err := planLeaves(sc, e.batch); err == nil {
+	if e.lean && sh.kvErr == nil {
+		if leaves, err := planLeaves(sh.pq, e.batch); err == nil {
 			var buf bytes.Buffer
 			buf.Grow(int(batchMemory(e.batch) / 4))
-			kv, err := leanKeyValues(e.batch.Schema(), e.kv, e.mem)
-			if err == nil {
-				err = encodeLean(&buf, sc, leaves, e.batch, props, e.codec, e.level, e.rowGroup, kv)
+			kv := append(make(metadata.KeyValueMetadata, 0, len(sh.kv)+len(e.kv)), sh.kv...)
+			for _, p := range e.kv {
+				kv.Append(p[0], p[1])
 			}
-			if err != nil {
+			if err := encodeLean(&buf, sh.pq, leaves, e.batch, sh.props, e.codec, e.level, e.rowGroup, kv); err != nil {
 				return fmt.Errorf("encode %s: %w", f.Key, err)
 			}
 			f.Data = buf.Bytes()
 			return nil
 		}
 	}
+	opts := []parquet.WriterProperty{
+		parquet.WithCompression(e.codec),
+		parquet.WithCompressionLevel(e.level),
+		parquet.WithStats(true),
+		parquet.WithMaxRowGroupLength(e.rowGroup),
+		parquet.WithAllocator(sh.props.Allocator()),
+		parquet.WithCreatedBy("lakehouse-exporter"),
+	}
+	sc, arrProps := sh.pq, sh.arrProps
 	opts = append(opts, dictionaryProperties(sc, e.batch)...)
 	var buf bytes.Buffer
 	fw, err := pqarrow.NewFileWriter(e.batch.Schema(), &buf, parquet.NewWriterProperties(opts...), arrProps)
