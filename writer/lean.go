@@ -643,8 +643,8 @@ func (f *leanFile) writeDictionary(l *leaf, start, end int, st *chunkState) (boo
 // appearance into s.order (value indices). It reports false when the
 // chunk should be written plain: booleans, an empty chunk, a dictionary
 // past the configured page size limit, or values that hardly repeat.
-// Whether they repeat is judged on the first dictionarySample values:
-// hashing them is work the dictionary needs anyway, where a separate
+// Whether they repeat is judged on the first dictionarySample values and
+// again at each doubling: hashing them is work the dictionary needs anyway, where a separate
 // sample cost a hash map per column of every file (17% of encoding with
 // hundreds of small files).
 func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
@@ -656,10 +656,16 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 	limit := int(f.props.DictionaryPageSizeLimit())
 	size, seen := 0, 0
 	// keep is called after each value; false stops the build.
+	// The judgement is made again at each doubling, so that values which
+	// stop repeating past the sample do not fill a dictionary for nothing.
+	next := dictionarySample
 	keep := func() bool {
 		seen++
-		if seen == dictionarySample && float64(len(s.order)) > dictionaryMaxDistinct*float64(seen) {
-			return false
+		if seen == next {
+			next *= 2
+			if float64(len(s.order)) > dictionaryMaxDistinct*float64(seen) {
+				return false
+			}
 		}
 		return size <= limit
 	}
