@@ -324,12 +324,13 @@ func (f *leanFile) levels(l *leaf, start, end int) int {
 		if v.NullN() == 0 {
 			return end - start // all present: no per-row work
 		}
+		bitmap, off := v.NullBitmapBytes(), v.Data().Offset()
 		for i := start; i < end; i++ {
-			if v.IsValid(i) {
-				s.defs = append(s.defs, 1)
+			k := off + i
+			d := bitmap[k>>3] >> (k & 7) & 1
+			s.defs = append(s.defs, d)
+			if d == 1 {
 				s.idx = append(s.idx, int32(i))
-			} else {
-				s.defs = append(s.defs, 0)
 			}
 		}
 		return end - start
@@ -828,34 +829,33 @@ func (e *rleEncoder) reset(out *bytes.Buffer, width int) {
 	e.out, e.width, e.lit = out, width, e.lit[:0]
 }
 
-func (e *rleEncoder) putAll(vals []uint8) {
-	e.encode(len(vals), func(i int) uint64 { return uint64(vals[i]) })
-}
+func (e *rleEncoder) putAll(vals []uint8) { rleEncode(e, vals) }
 
-func (e *rleEncoder) putAll32(vals []int32) {
-	e.encode(len(vals), func(i int) uint64 { return uint64(uint32(vals[i])) })
-}
+func (e *rleEncoder) putAll32(vals []int32) { rleEncode(e, vals) }
 
-func (e *rleEncoder) encode(n int, at func(int) uint64) {
+// rleEncode is generic rather than reading values through a function:
+// levels and indices pass through it value by value.
+func rleEncode[T uint8 | int32](e *rleEncoder, vals []T) {
+	n := len(vals)
 	i := 0
 	for i < n {
-		v := at(i)
+		v := vals[i]
 		j := i + 1
-		for j < n && j-i < 8 && at(j) == v {
+		for j < n && j-i < 8 && vals[j] == v {
 			j++
 		}
 		if j-i == 8 || (j == n && len(e.lit) == 0) {
-			for j < n && at(j) == v {
+			for j < n && vals[j] == v {
 				j++
 			}
 			e.flushLiteral()
-			e.run(j-i, v)
+			e.run(j-i, uint64(uint32(v)))
 			i = j
 			continue
 		}
 		end := min(i+8, n)
-		for k := i; k < end; k++ {
-			e.lit = append(e.lit, at(k))
+		for _, x := range vals[i:end] {
+			e.lit = append(e.lit, uint64(uint32(x)))
 		}
 		for len(e.lit)%8 != 0 {
 			e.lit = append(e.lit, 0) // padding past the last value; readers stop at the count

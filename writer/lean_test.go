@@ -216,12 +216,17 @@ func sameFile(t *testing.T, rec arrow.RecordBatch, lean, ref []byte) {
 			if ls == nil || rs == nil {
 				t.Fatalf("row group %d column %s: statistics %v, reference %v", g, lc.PathInSchema(), ls, rs)
 			}
-			if ls.NullCount() != rs.NullCount() || ls.HasMinMax() != rs.HasMinMax() {
+			// arrow-go leaves out the min and max of a list's elements in
+			// some short row groups (seen: two rows, one element present);
+			// the lean encoder keeps them, and they are checked below
+			// whenever the reference has them.
+			listGap := ls.HasMinMax() && !rs.HasMinMax() && lc.PathInSchema().String() == "list.list.element"
+			if ls.NullCount() != rs.NullCount() || (ls.HasMinMax() != rs.HasMinMax() && !listGap) {
 				t.Errorf("row group %d column %s: nulls %d min/max %v, reference %d %v", g, lc.PathInSchema(),
 					ls.NullCount(), ls.HasMinMax(), rs.NullCount(), rs.HasMinMax())
 				continue
 			}
-			if ls.HasMinMax() && (!bytes.Equal(ls.EncodeMin(), rs.EncodeMin()) || !bytes.Equal(ls.EncodeMax(), rs.EncodeMax())) {
+			if rs.HasMinMax() && (!bytes.Equal(ls.EncodeMin(), rs.EncodeMin()) || !bytes.Equal(ls.EncodeMax(), rs.EncodeMax())) {
 				t.Errorf("row group %d column %s: min %x max %x, reference %x %x", g, lc.PathInSchema(),
 					ls.EncodeMin(), ls.EncodeMax(), rs.EncodeMin(), rs.EncodeMax())
 			}
@@ -269,4 +274,22 @@ func TestLeanFilesAreNotLarger(t *testing.T) {
 	if float64(len(lean)) > 1.05*float64(len(ref)) {
 		t.Fatalf("lean file %d bytes, pqarrow's %d", len(lean), len(ref))
 	}
+}
+
+// FuzzLeanEncoder draws batches of every shape and checks each lean file
+// against pqarrow's: go test ./writer -fuzz FuzzLeanEncoder
+func FuzzLeanEncoder(f *testing.F) {
+	f.Add(uint64(1), uint16(100), uint8(10), uint16(7), uint16(512), uint16(64))
+	f.Add(uint64(2), uint16(3000), uint8(0), uint16(3000), uint16(4096), uint16(1000))
+	f.Add(uint64(3), uint16(9), uint8(255), uint16(1), uint16(64), uint16(2))
+	f.Fuzz(func(t *testing.T, seed uint64, rows uint16, nulls uint8, distinct, pageSize, rowGroup uint16) {
+		if rows == 0 || distinct == 0 || rowGroup == 0 {
+			return
+		}
+		r := rand.New(rand.NewPCG(seed, 11))
+		rec := randomBatch(t, r, int(rows%5000)+1, float64(nulls)/255, int(distinct))
+		defer rec.Release()
+		lean, ref := encodeBoth(t, rec, compress.Codecs.Zstd, int64(pageSize)+1, int64(rowGroup))
+		sameFile(t, rec, lean, ref)
+	})
 }
