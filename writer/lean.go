@@ -251,18 +251,60 @@ type chunkState struct {
 
 func (f *leanFile) writeChunk(cb *metadata.ColumnChunkMetaDataBuilder, l *leaf, start, end int) error {
 	var st chunkState
+	// Levels and the present values are found once for the chunk; pages
+	// are slices of them.
+	nLevels := f.levels(l, start, end)
+	chunk := f.pageSelection(l, start, end)
 	if f.props.DictionaryEnabledFor(l.col.Path()) {
-		ok, err := f.writeDictionary(l, start, end, &st)
+		ok, err := f.writeDictionary(l, chunk, &st)
 		if err != nil {
 			return err
 		}
 		st.usingDictionary = ok
 	}
+	s := f.s
+	maxDef := uint8(l.col.MaxDefinitionLevel())
 	pageRows := f.pageRows(l, start, end)
+	lv, vv := 0, 0 // the next page's first level and first present value
 	for p := start; p < end; p += pageRows {
-		if err := f.writeDataPage(l, p, min(p+pageRows, end), &st); err != nil {
+		pe := min(p+pageRows, end)
+		pg := page{levels: pe - p}
+		switch {
+		case contiguous(l):
+			pg.values = selection{all: true, start: p, end: pe}
+			pg.present = pe - p
+		default:
+			le := lv + (pe - p)
+			if l.kind == leafList {
+				// A row starts at each repetition level 0.
+				le, rows := lv, 0
+				for le < nLevels && (s.reps[le] != 0 || rows < pe-p) {
+					if s.reps[le] == 0 {
+						rows++
+					}
+					le++
+				}
+				pg.reps = s.reps[lv:le]
+				pg.levels = le - lv
+				pg.defs = s.defs[lv:le]
+			} else {
+				pg.defs = s.defs[lv:le]
+			}
+			for _, d := range pg.defs {
+				if d == maxDef {
+					pg.present++
+				}
+			}
+			pg.values = selection{idx: s.idx[vv : vv+pg.present]}
+		}
+		if st.usingDictionary {
+			pg.dict = s.dict[vv : vv+pg.present]
+		}
+		if err := f.writeDataPage(l, &pg, &st); err != nil {
 			return err
 		}
+		lv += pg.levels
+		vv += pg.present
 	}
 	enc := st.stats.encode(l, st.nulls)
 	enc.ApplyStatSizeLimits(int(f.props.MaxStatsSizeFor(l.col.Path())))
@@ -386,44 +428,48 @@ func (f *leanFile) levels(l *leaf, start, end int) int {
 // exactly values[start:end] (a flat column without nulls).
 func contiguous(l *leaf) bool { return l.kind == leafFlat && l.values.NullN() == 0 }
 
-func (f *leanFile) writeDataPage(l *leaf, start, end int, st *chunkState) error {
+// page is one data page's share of its chunk: its levels (none for a
+// column without nulls), its present values and their dictionary indices.
+type page struct {
+	levels     int
+	defs, reps []uint8
+	present    int
+	values     selection
+	dict       []int32
+}
+
+func (f *leanFile) writeDataPage(l *leaf, pg *page, st *chunkState) error {
 	s := f.s
-	n := f.levels(l, start, end)
+	n := pg.levels
 	s.page.Reset()
 	var lenAt int
 	if l.col.MaxRepetitionLevel() > 0 {
 		lenAt = s.page.Len()
 		s.page.Write([]byte{0, 0, 0, 0})
 		s.rle.reset(&s.page, bits.Len(uint(l.col.MaxRepetitionLevel())))
-		s.rle.putAll(s.reps)
+		s.rle.putAll(pg.reps)
 		binary.LittleEndian.PutUint32(s.page.Bytes()[lenAt:], uint32(s.page.Len()-lenAt-4))
 	}
-	nulls := 0
 	if maxDef := l.col.MaxDefinitionLevel(); maxDef > 0 {
 		lenAt = s.page.Len()
 		s.page.Write([]byte{0, 0, 0, 0})
 		s.rle.reset(&s.page, bits.Len(uint(maxDef)))
-		if contiguous(l) {
+		if pg.defs == nil {
 			s.rle.run(n, uint64(maxDef))
 		} else {
-			s.rle.putAll(s.defs)
+			s.rle.putAll(pg.defs)
 		}
 		binary.LittleEndian.PutUint32(s.page.Bytes()[lenAt:], uint32(s.page.Len()-lenAt-4))
 	}
-	present := n
-	if !contiguous(l) {
-		present = len(s.idx)
-	}
-	nulls = n - present
+	nulls := n - pg.present
 	encoding := parquet.Encodings.Plain
 	if st.usingDictionary {
 		encoding = f.props.DictionaryIndexEncoding()
-		f.dictionaryIndices(l, f.pageSelection(l, start, end))
 		s.page.WriteByte(byte(st.dictBitWidth))
 		s.rle.reset(&s.page, st.dictBitWidth)
-		s.rle.putAll32(s.dict)
+		s.rle.putAll32(pg.dict)
 	} else {
-		s.values = plainValues(l, f.pageSelection(l, start, end), s.values[:0], &st.stats)
+		s.values = plainValues(l, pg.values, s.values[:0], &st.stats)
 		s.page.Write(s.values)
 	}
 	hdrLen, dataLen, err := f.writePage(s.page.Bytes(), func(h []byte, uncompressed, compressed int) []byte {
@@ -616,10 +662,9 @@ func appendDecimal(dst []byte, v decimal128.Num, width int) []byte {
 // and writes its page. It reports false, writing nothing, when the
 // dictionary would pass the configured page size limit: the chunk is then
 // written plain.
-func (f *leanFile) writeDictionary(l *leaf, start, end int, st *chunkState) (bool, error) {
+func (f *leanFile) writeDictionary(l *leaf, chunk selection, st *chunkState) (bool, error) {
 	s := f.s
-	f.levels(l, start, end)
-	if !f.buildDictionary(l, f.pageSelection(l, start, end)) {
+	if !f.buildDictionary(l, chunk) {
 		return false, nil
 	}
 	// Every entry appears in the chunk, so the entries give its
@@ -641,7 +686,8 @@ func (f *leanFile) writeDictionary(l *leaf, start, end int, st *chunkState) (boo
 }
 
 // buildDictionary numbers the distinct selected values in order of first
-// appearance into s.order (value indices). It reports false when the
+// appearance into s.order (value indices), and the entry of each selected
+// value into s.dict. It reports false when the
 // chunk should be written plain: booleans, an empty chunk, a dictionary
 // past the configured page size limit, or values that hardly repeat.
 // Whether they repeat is judged on the first dictionarySample values and
@@ -653,7 +699,7 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 	clear(s.strDict)
 	clear(s.numDict)
 	clear(s.decDict)
-	s.order = s.order[:0]
+	s.order, s.dict = s.order[:0], s.dict[:0]
 	limit := int(f.props.DictionaryPageSizeLimit())
 	size, seen := 0, 0
 	// keep is called after each value; false stops the build.
@@ -676,22 +722,28 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 		offs, data := binaryParts(a)
 		done = sel.eachWhile(func(i int) bool {
 			v := unsafe.String(unsafe.SliceData(data[offs[i]:]), int(offs[i+1]-offs[i]))
-			if _, ok := s.strDict[v]; !ok {
-				s.strDict[v] = int32(len(s.order))
+			k, ok := s.strDict[v]
+			if !ok {
+				k = int32(len(s.order))
+				s.strDict[v] = k
 				s.order = append(s.order, int32(i))
 				size += len(v) + 4
 			}
+			s.dict = append(s.dict, k)
 			return keep()
 		})
 	case *array.Decimal128:
 		width := l.col.TypeLength()
 		done = sel.eachWhile(func(i int) bool {
 			v := a.Value(i)
-			if _, ok := s.decDict[v]; !ok {
-				s.decDict[v] = int32(len(s.order))
+			k, ok := s.decDict[v]
+			if !ok {
+				k = int32(len(s.order))
+				s.decDict[v] = k
 				s.order = append(s.order, int32(i))
 				size += width
 			}
+			s.dict = append(s.dict, k)
 			return keep()
 		})
 	default:
@@ -705,12 +757,15 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 			return false // booleans: no dictionary
 		}
 		done = sel.eachWhile(func(i int) bool {
-			k := key(i)
-			if _, ok := s.numDict[k]; !ok {
-				s.numDict[k] = int32(len(s.order))
+			v := key(i)
+			k, ok := s.numDict[v]
+			if !ok {
+				k = int32(len(s.order))
+				s.numDict[v] = k
 				s.order = append(s.order, int32(i))
 				size += width
 			}
+			s.dict = append(s.dict, k)
 			return keep()
 		})
 	}
@@ -751,25 +806,6 @@ func numericKey(a arrow.Array) func(int) uint64 {
 		return func(i int) uint64 { return uint64(uint32(v[i])) }
 	}
 	return nil
-}
-
-// dictionaryIndices fills s.dict with the dictionary index of each
-// selected value.
-func (f *leanFile) dictionaryIndices(l *leaf, sel selection) {
-	s := f.s
-	s.dict = s.dict[:0]
-	switch a := l.values.(type) {
-	case *array.String, *array.Binary:
-		offs, data := binaryParts(a)
-		sel.each(func(i int) {
-			s.dict = append(s.dict, s.strDict[unsafe.String(unsafe.SliceData(data[offs[i]:]), int(offs[i+1]-offs[i]))])
-		})
-	case *array.Decimal128:
-		sel.each(func(i int) { s.dict = append(s.dict, s.decDict[a.Value(i)]) })
-	default:
-		key := numericKey(l.values)
-		sel.each(func(i int) { s.dict = append(s.dict, s.numDict[key(i)]) })
-	}
 }
 
 // Thrift compact protocol, for the two page headers: the footer is
