@@ -48,37 +48,46 @@ func benchRecords(b *testing.B, n, columns int) (*arrowschema.Version, []*cdc.Re
 // one memory budget pay for, the per-row cost what one busy table pays.
 func BenchmarkEncode(b *testing.B) {
 	for _, rows := range []int{500, 5000, 50000} {
-		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
-			v, recs := benchRecords(b, rows, 16)
-			w, err := New(Config{DeferEncode: true})
-			if err != nil {
+		for _, enc := range []string{EncoderLean, EncoderArrow} {
+			benchEncode(b, rows, enc)
+		}
+	}
+}
+
+// benchEncode measures one encoder on one file size; both encoders run in
+// the same invocation so that their ratio is measured on the same machine
+// state: go test ./writer -run XXX -bench Encode
+func benchEncode(b *testing.B, rows int, encoder string) {
+	b.Run(fmt.Sprintf("rows=%d/encoder=%s", rows, encoder), func(b *testing.B) {
+		v, recs := benchRecords(b, rows, 16)
+		w, err := New(Config{DeferEncode: true, Encoder: encoder})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, r := range recs {
+			if _, err := w.Append(v, r, Source{Partition: "p0", Offset: int64(i)}); err != nil {
 				b.Fatal(err)
 			}
-			for i, r := range recs {
-				if _, err := w.Append(v, r, Source{Partition: "p0", Offset: int64(i)}); err != nil {
-					b.Fatal(err)
-				}
+		}
+		files, err := w.FlushAll("bench")
+		if err != nil || len(files) != 1 {
+			b.Fatal(err, len(files))
+		}
+		pe := files[0].enc
+		b.ReportAllocs()
+		size := 0
+		for b.Loop() {
+			pe.batch.Retain()
+			f := &File{Key: "k", enc: pe}
+			if err := f.Encode(); err != nil {
+				b.Fatal(err)
 			}
-			files, err := w.FlushAll("bench")
-			if err != nil || len(files) != 1 {
-				b.Fatal(err, len(files))
-			}
-			pe := files[0].enc
-			b.ReportAllocs()
-			size := 0
-			for b.Loop() {
-				pe.batch.Retain()
-				f := &File{Key: "k", enc: pe}
-				if err := f.Encode(); err != nil {
-					b.Fatal(err)
-				}
-				size = len(f.Data)
-			}
-			pe.batch.Release()
-			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-			b.ReportMetric(float64(size), "file-bytes")
-		})
-	}
+			size = len(f.Data)
+		}
+		pe.batch.Release()
+		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		b.ReportMetric(float64(size), "file-bytes")
+	})
 }
 
 // BenchmarkAppend buffers decoded records of one table, a file of 20,000

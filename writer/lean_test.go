@@ -136,8 +136,8 @@ func encodeBoth(t *testing.T, rec arrow.RecordBatch, codec compress.Compression,
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	if err := encodeLean(&out, sc, leaves, rec, props, codec, 1, rowGroup, md); err != nil {
+	out, err := encodeLean(sc, leaves, rec, props, codec, 1, rowGroup, md)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var refOut bytes.Buffer
@@ -154,7 +154,7 @@ func encodeBoth(t *testing.T, rec arrow.RecordBatch, codec compress.Compression,
 	if err := fw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return out.Bytes(), refOut.Bytes()
+	return out, refOut.Bytes()
 }
 
 // sameFile checks that the lean file reads back as the input batch and

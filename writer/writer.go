@@ -540,16 +540,15 @@ func (f *File) Encode() error {
 	}
 	if e.lean && sh.kvErr == nil {
 		if leaves, err := planLeaves(sh.pq, e.batch); err == nil {
-			var buf bytes.Buffer
-			buf.Grow(int(batchMemory(e.batch) / 4))
 			kv := append(make(metadata.KeyValueMetadata, 0, len(sh.kv)+len(e.kv)), sh.kv...)
 			for _, p := range e.kv {
 				kv.Append(p[0], p[1])
 			}
-			if err := encodeLean(&buf, sh.pq, leaves, e.batch, sh.props, e.codec, e.level, e.rowGroup, kv); err != nil {
+			data, err := encodeLean(sh.pq, leaves, e.batch, sh.props, e.codec, e.level, e.rowGroup, kv)
+			if err != nil {
 				return fmt.Errorf("encode %s: %w", f.Key, err)
 			}
-			f.Data = buf.Bytes()
+			f.Data = data
 			return nil
 		}
 	}
