@@ -729,10 +729,13 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 	s.order, s.dict = s.order[:0], s.dict[:0]
 	limit := int(f.props.DictionaryPageSizeLimit())
 	size, seen := 0, 0
-	// keep is called after each value; false stops the build.
-	// The judgement is made again at each doubling, so that values which
-	// stop repeating past the sample do not fill a dictionary for nothing.
-	next := dictionarySample
+	// keep is called after each value; false stops the build. The
+	// judgement is made from the 64th value on and again at each
+	// doubling, so that distinct values are found out early (with
+	// hundreds of tables most chunks are a few hundred values, and
+	// building their whole dictionary for nothing was 15% of encoding)
+	// and values that stop repeating later do not fill one.
+	next := minDictionaryJudged
 	keep := func() bool {
 		seen++
 		if seen == next {
@@ -799,10 +802,14 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 	if !done || len(s.order) == 0 {
 		return false
 	}
-	// A chunk shorter than the sample is judged whole, unless it is too
-	// small for the judgement to mean anything.
-	return seen >= dictionarySample || seen < 64 || float64(len(s.order)) <= dictionaryMaxDistinct*float64(seen)
+	// A chunk is judged on all its values, unless it is too small for
+	// the judgement to mean anything.
+	return seen < minDictionaryJudged || float64(len(s.order)) <= dictionaryMaxDistinct*float64(seen)
 }
+
+// minDictionaryJudged is the fewest values whose repetition decides on a
+// dictionary; fewer keep it, as arrow-go's default does.
+const minDictionaryJudged = 64
 
 func binaryParts(a arrow.Array) ([]int32, []byte) {
 	switch a := a.(type) {
