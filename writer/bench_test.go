@@ -11,7 +11,7 @@ import (
 )
 
 // benchRecords decodes a generated one-table stream of n DML records.
-func benchRecords(b *testing.B, n, columns int) (*arrowschema.Version, []*cdc.Record) {
+func benchRecords(b testing.TB, n, columns int) (*arrowschema.Version, []*cdc.Record) {
 	b.Helper()
 	var buf bytes.Buffer
 	if _, err := gen.Write(&buf, gen.Options{Records: n, Tables: 1, Columns: columns, Seed: 7}); err != nil {

@@ -293,3 +293,41 @@ func FuzzLeanEncoder(f *testing.F) {
 		sameFile(t, rec, lean, ref)
 	})
 }
+
+// Files of one schema share its derived Parquet schema and metadata, and
+// the pipeline encodes them on several goroutines at once: run with -race.
+func TestFilesOfOneSchemaEncodeConcurrently(t *testing.T) {
+	v, recs := benchRecords(t, 1200, 12)
+	w := newWriter(t, Config{DeferEncode: true, MaxRows: 300})
+	var files []*File
+	for i, r := range recs {
+		fs, err := w.Append(v, r, Source{Partition: "p0", Offset: int64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fs...)
+	}
+	if len(files) != 4 {
+		t.Fatalf("%d files, want 4 of 300 rows", len(files))
+	}
+	errs := make(chan error, len(files))
+	for _, f := range files {
+		go func() { errs <- f.Encode() }()
+	}
+	for range files {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, f := range files {
+		pos := readParquet(t, f.Data).strings("pos")
+		if len(pos) != 300 {
+			t.Fatalf("file %d: %d rows", k, len(pos))
+		}
+		for i, p := range pos {
+			if want := recs[k*300+i].Pos; p != want {
+				t.Fatalf("file %d row %d: pos %s, want %s", k, i, p, want)
+			}
+		}
+	}
+}
