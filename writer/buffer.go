@@ -60,6 +60,10 @@ const (
 func (b *buffer) sizeHint() *sizeHint {
 	h := &sizeHint{rows: min(b.rows, maxHintRows)}
 	for _, bb := range binaryBuilders(b.rb.Fields(), nil) {
+		if bb == b.srcPartition.BinaryBuilder {
+			h.data = append(h.data, 0) // filled at flush, into the room it needs
+			continue
+		}
 		h.data = append(h.data, min(bb.DataLen(), maxHintData))
 	}
 	return h
@@ -147,13 +151,16 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 		b.pos.AppendNull()
 	}
 	anyAbsent := false
-	for i, s := range row {
+	for i := range row {
+		s := &row[i]
 		size += appendSlot(b.cols[i], &b.version.Columns[i], s)
 		if s.state == slotAbsent {
 			anyAbsent = true
 		}
 	}
-	b.srcPartition.Append(src.Partition)
+	// src_partition is the buffer's own partition on every row: it is
+	// written when the buffer is flushed (fillPartition), not held row by
+	// row while it fills.
 	b.srcOffset.Append(src.Offset)
 	size += int64(len(src.Partition)) + 8
 	if anyAbsent {
@@ -199,8 +206,8 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 			b.before.AppendNull()
 		} else {
 			b.before.Append(true)
-			for i, s := range before {
-				size += appendSlot(b.before.FieldBuilder(i), &b.version.Columns[i], s)
+			for i := range before {
+				size += appendSlot(b.before.FieldBuilder(i), &b.version.Columns[i], &before[i])
 			}
 		}
 	}
@@ -217,7 +224,18 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 	return size
 }
 
-func appendSlot(bld array.Builder, col *arrowschema.Column, s slot) int64 {
+// fillPartition writes the src_partition column, one value for every row.
+func (b *buffer) fillPartition() {
+	p := b.key.Partition
+	n := b.rows - b.srcPartition.Len()
+	b.srcPartition.Reserve(n)
+	b.srcPartition.ReserveData(n * len(p))
+	for range n {
+		b.srcPartition.Append(p)
+	}
+}
+
+func appendSlot(bld array.Builder, col *arrowschema.Column, s *slot) int64 {
 	if s.state != slotSet {
 		bld.AppendNull()
 		return 1
