@@ -21,12 +21,13 @@ type buffer struct {
 
 	opType, xid, pos *array.StringBuilder
 	opTS             *array.TimestampBuilder
-	cols             []array.Builder
+	cols             []*column     // the table's columns
+	before           *structColumn // before_image, when the schema has it
+	beforeIdx        int
 	absent           *array.ListBuilder
 	absentValues     *array.StringBuilder
 	srcPartition     *array.StringBuilder
 	srcOffset        *array.Int64Builder
-	before           *array.StructBuilder
 
 	// Qlik tables only
 	changeSeq     *array.StringBuilder
@@ -48,8 +49,9 @@ type buffer struct {
 // left the copies to the collector. Capped, so that one big file does not
 // make a trickle of rows reserve a lot of memory against the budget.
 type sizeHint struct {
-	rows int
-	data []int // bytes of each variable-length builder, in binaryBuilders order
+	rows    int
+	data    []int // bytes of each variable-length builder, in binaryBuilders order
+	colData []int // bytes of each table column, then of each before-image field
 }
 
 const (
@@ -66,16 +68,36 @@ func (b *buffer) sizeHint() *sizeHint {
 		}
 		h.data = append(h.data, min(bb.DataLen(), maxHintData))
 	}
+	for _, c := range b.columns() {
+		h.colData = append(h.colData, min(c.dataLen, maxHintData))
+	}
 	return h
 }
 
-func (h *sizeHint) apply(rb *array.RecordBuilder) {
-	rb.Reserve(h.rows)
-	for i, bb := range binaryBuilders(rb.Fields(), nil) {
+func (h *sizeHint) apply(b *buffer) {
+	for i, f := range b.rb.Fields() {
+		if (i < 4 || i >= 4+len(b.cols)) && i != b.beforeIdx {
+			f.Reserve(h.rows) // the builders of the metacolumns
+		}
+	}
+	for i, bb := range binaryBuilders(b.rb.Fields(), nil) {
 		if i < len(h.data) {
 			bb.ReserveData(h.data[i])
 		}
 	}
+	for i, c := range b.columns() {
+		if i < len(h.colData) {
+			c.reserve(h.rows, h.colData[i])
+		}
+	}
+}
+
+// columns lists the table's columns, then the before image's fields.
+func (b *buffer) columns() []*column {
+	if b.before == nil {
+		return b.cols
+	}
+	return append(append([]*column(nil), b.cols...), b.before.fields...)
 }
 
 // binaryBuilders appends the variable-length builders among bs, depth
@@ -100,16 +122,14 @@ func binaryBuilders(bs []array.Builder, out []*array.BinaryBuilder) []*array.Bin
 
 func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string, src Source, now time.Time, hint *sizeHint) *buffer {
 	rb := array.NewRecordBuilder(mem, v.Schema)
-	if hint != nil {
-		hint.apply(rb)
-	}
-	b := &buffer{key: key, seg: seg, version: v, rb: rb, created: now, firstOffset: src.Offset}
+	b := &buffer{key: key, seg: seg, version: v, rb: rb, created: now, firstOffset: src.Offset, beforeIdx: -1}
 	b.opType = rb.Field(0).(*array.StringBuilder)
 	b.opTS = rb.Field(1).(*array.TimestampBuilder)
 	b.xid = rb.Field(2).(*array.StringBuilder)
 	b.pos = rb.Field(3).(*array.StringBuilder)
-	n := len(v.Columns)
-	b.cols = rb.Fields()[4 : 4+n]
+	for i := range v.Columns {
+		b.cols = append(b.cols, newColumn(mem, v.Columns[i].Type))
+	}
 	field := func(name string) array.Builder {
 		if idx := v.Schema.FieldIndices(name); len(idx) > 0 {
 			return rb.Field(idx[0])
@@ -120,8 +140,9 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 	b.srcPartition = field(arrowschema.ColSrcPartition).(*array.StringBuilder)
 	b.srcOffset = field(arrowschema.ColSrcOffset).(*array.Int64Builder)
 	b.absentValues = b.absent.ValueBuilder().(*array.StringBuilder)
-	if f := field(arrowschema.ColBeforeImage); f != nil {
-		b.before = f.(*array.StructBuilder)
+	if idx := v.Schema.FieldIndices(arrowschema.ColBeforeImage); len(idx) > 0 {
+		b.beforeIdx = idx[0]
+		b.before = newStructColumn(mem, v, v.Schema.Field(idx[0]).Type)
 	}
 	if f := field(arrowschema.ColChangeSeq); f != nil {
 		b.changeSeq = f.(*array.StringBuilder)
@@ -130,10 +151,47 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 		b.changed = field(arrowschema.ColChangedColumns).(*array.ListBuilder)
 		b.changedValues = b.changed.ValueBuilder().(*array.StringBuilder)
 	}
+	if hint != nil {
+		hint.apply(b)
+	}
 	return b
 }
 
-func (b *buffer) release() { b.rb.Release() }
+// release frees what the buffer holds; after newRecordBatch only the
+// builders' empty shells are left.
+func (b *buffer) release() {
+	b.rb.Release()
+	for _, c := range b.cols {
+		if c.valid != nil {
+			c.release()
+		}
+	}
+	if b.before != nil {
+		b.before.release()
+	}
+}
+
+// newRecordBatch hands the buffer's rows over as a record batch.
+func (b *buffer) newRecordBatch() arrow.RecordBatch {
+	b.fillPartition()
+	fields := b.rb.Fields()
+	cols := make([]arrow.Array, len(fields))
+	for i, f := range fields {
+		switch {
+		case i >= 4 && i < 4+len(b.cols):
+			cols[i] = b.cols[i-4].newArray()
+		case i == b.beforeIdx:
+			cols[i] = b.before.newArray()
+		default:
+			cols[i] = f.NewArray()
+		}
+	}
+	rec := array.NewRecordBatch(b.version.Schema, cols, int64(b.rows))
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
+}
 
 // append adds one row and returns the bytes it added to the estimate.
 func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, src Source) int64 {
@@ -153,7 +211,7 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 	anyAbsent := false
 	for i := range row {
 		s := &row[i]
-		size += appendSlot(b.cols[i], &b.version.Columns[i], s)
+		size += b.cols[i].append(s)
 		if s.state == slotAbsent {
 			anyAbsent = true
 		}
@@ -203,12 +261,9 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 	}
 	if b.before != nil {
 		if before == nil {
-			b.before.AppendNull()
+			b.before.appendNull()
 		} else {
-			b.before.Append(true)
-			for i := range before {
-				size += appendSlot(b.before.FieldBuilder(i), &b.version.Columns[i], &before[i])
-			}
+			size += b.before.appendImage(before)
 		}
 	}
 	if rec.OpTS.After(b.newestOpTS) {
@@ -233,35 +288,4 @@ func (b *buffer) fillPartition() {
 	for range n {
 		b.srcPartition.Append(p)
 	}
-}
-
-func appendSlot(bld array.Builder, col *arrowschema.Column, s *slot) int64 {
-	if s.state != slotSet {
-		bld.AppendNull()
-		return 1
-	}
-	switch col.Type.Kind {
-	case arrowschema.KindString:
-		bld.(*array.StringBuilder).BinaryBuilder.Append(s.bytes)
-		return int64(len(s.bytes)) + 4
-	case arrowschema.KindBinary:
-		bld.(*array.BinaryBuilder).Append(s.bytes)
-		return int64(len(s.bytes)) + 4
-	case arrowschema.KindInt64:
-		bld.(*array.Int64Builder).Append(s.i64)
-	case arrowschema.KindFloat64:
-		bld.(*array.Float64Builder).Append(s.f64)
-	case arrowschema.KindDecimal:
-		bld.(*array.Decimal128Builder).Append(s.dec)
-		return 16
-	case arrowschema.KindBoolean:
-		bld.(*array.BooleanBuilder).Append(s.b)
-		return 1
-	case arrowschema.KindTimestamp:
-		bld.(*array.TimestampBuilder).Append(arrow.Timestamp(s.i64))
-	case arrowschema.KindDate:
-		bld.(*array.Date32Builder).Append(arrow.Date32(s.i64))
-		return 4
-	}
-	return 8
 }

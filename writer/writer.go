@@ -478,8 +478,7 @@ type pendingEncode struct {
 // prepare turns a buffer into an immutable record batch; encoding it can
 // then happen on another goroutine while the buffer's builders are gone.
 func (w *Writer) prepare(b *buffer) *pendingEncode {
-	b.fillPartition()
-	rec := b.rb.NewRecordBatch()
+	rec := b.newRecordBatch()
 	defer rec.Release()
 	// A column the source declares NOT NULL is written REQUIRED unless this
 	// file holds a null in it (a partial image leaves it out): the data

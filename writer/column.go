@@ -1,0 +1,294 @@
+package writer
+
+import (
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
+)
+
+// column holds one table column's values as Arrow lays them out (a
+// validity bitmap, offsets for variable-length values, the values) and is
+// appended to directly. arrow-go's builders cost, per value, a call
+// through an interface, capacity checks on three buffers and the builder
+// objects' own cache lines; with hundreds of tables every one of those is
+// a cache miss. The buffers come from the writer's allocator, so the
+// memory budget sees them as it saw the builders'.
+type column struct {
+	kind    arrowschema.Kind
+	dtype   arrow.DataType
+	width   int // bytes per value of a fixed-width kind
+	n       int // values appended
+	nulls   int
+	capRows int // values the bitmap and the offsets or fixed-width values hold
+	valid   *memory.Buffer
+	offsets *memory.Buffer // int32, capRows+1 (string, binary)
+	data    *memory.Buffer // fixed-width values, or the bytes of strings
+	dataLen int
+}
+
+func newColumn(mem memory.Allocator, t arrowschema.Type) *column {
+	c := &column{kind: t.Kind, dtype: t.Arrow(), valid: memory.NewResizableBuffer(mem), data: memory.NewResizableBuffer(mem)}
+	switch t.Kind {
+	case arrowschema.KindString, arrowschema.KindBinary:
+		c.offsets = memory.NewResizableBuffer(mem)
+	case arrowschema.KindDecimal:
+		c.width = 16
+	case arrowschema.KindDate:
+		c.width = 4
+	case arrowschema.KindBoolean:
+		c.width = 0 // a bitmap, sized with the validity
+	default:
+		c.width = 8
+	}
+	return c
+}
+
+// reserve makes room for rows values and dataBytes bytes of strings.
+func (c *column) reserve(rows, dataBytes int) {
+	if rows > c.capRows {
+		c.capRows = rows
+		c.valid.Reserve(bitmapBytes(rows))
+		switch {
+		case c.offsets != nil:
+			c.offsets.Reserve(4 * (rows + 1))
+		case c.kind == arrowschema.KindBoolean:
+			c.data.Reserve(bitmapBytes(rows))
+		default:
+			c.data.Reserve(c.width * rows)
+		}
+	}
+	if c.offsets != nil && dataBytes > c.data.Cap() {
+		c.data.Reserve(dataBytes)
+	}
+}
+
+func bitmapBytes(rows int) int { return (rows + 7) / 8 }
+
+// grow makes room for one more value, doubling as builders do.
+func (c *column) grow() {
+	c.reserve(max(2*c.capRows, 32), 0)
+}
+
+func (c *column) setValid(i int, ok bool) {
+	b := c.valid.Buf()
+	if ok {
+		b[i>>3] |= 1 << (i & 7)
+	} else {
+		b[i>>3] &^= 1 << (i & 7)
+	}
+}
+
+// appendNulls appends k nulls.
+func (c *column) appendNulls(k int) {
+	if c.n+k > c.capRows {
+		c.reserve(max(2*c.capRows, c.n+k, 32), 0)
+	}
+	for i := c.n; i < c.n+k; i++ {
+		c.setValid(i, false)
+	}
+	if c.offsets != nil {
+		offs := c.offsetsSlice()
+		for i := c.n; i < c.n+k; i++ {
+			offs[i+1] = int32(c.dataLen)
+		}
+	}
+	c.n += k
+	c.nulls += k
+}
+
+func (c *column) offsetsSlice() []int32 {
+	b := c.offsets.Buf()
+	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+
+// append adds s and returns the bytes it adds to the writer's estimate.
+func (c *column) append(s *slot) int64 {
+	if c.n == c.capRows {
+		c.grow()
+	}
+	i := c.n
+	if s.state != slotSet {
+		c.setValid(i, false)
+		c.nulls++
+		if c.offsets != nil {
+			c.offsetsSlice()[i+1] = int32(c.dataLen)
+		}
+		c.n++
+		return 1
+	}
+	c.setValid(i, true)
+	c.n++
+	data := c.data.Buf()
+	switch c.kind {
+	case arrowschema.KindString, arrowschema.KindBinary:
+		end := c.dataLen + len(s.bytes)
+		if end > len(data) {
+			c.data.Reserve(max(2*len(data), end, 64))
+			data = c.data.Buf()
+		}
+		copy(data[c.dataLen:], s.bytes)
+		c.dataLen = end
+		c.offsetsSlice()[i+1] = int32(end)
+		return int64(len(s.bytes)) + 4
+	case arrowschema.KindInt64, arrowschema.KindTimestamp:
+		*(*int64)(unsafe.Pointer(&data[8*i])) = s.i64
+	case arrowschema.KindFloat64:
+		*(*float64)(unsafe.Pointer(&data[8*i])) = s.f64
+	case arrowschema.KindDecimal:
+		*(*decimal128.Num)(unsafe.Pointer(&data[16*i])) = s.dec
+		return 16
+	case arrowschema.KindBoolean:
+		if s.b {
+			data[i>>3] |= 1 << (i & 7)
+		} else {
+			data[i>>3] &^= 1 << (i & 7)
+		}
+		return 1
+	case arrowschema.KindDate:
+		*(*int32)(unsafe.Pointer(&data[4*i])) = int32(s.i64)
+		return 4
+	}
+	return 8
+}
+
+// newArray hands the values over as an Arrow array; the column is empty
+// afterwards and must not be appended to again.
+func (c *column) newArray() arrow.Array {
+	c.valid.ResizeNoShrink(bitmapBytes(c.n))
+	bufs := []*memory.Buffer{c.valid, nil}
+	switch {
+	case c.offsets != nil:
+		if c.capRows == 0 {
+			c.reserve(1, 0)
+		}
+		c.offsetsSlice()[0] = 0
+		c.offsets.ResizeNoShrink(4 * (c.n + 1))
+		c.data.ResizeNoShrink(c.dataLen)
+		bufs = []*memory.Buffer{c.valid, c.offsets, c.data}
+	case c.kind == arrowschema.KindBoolean:
+		c.data.ResizeNoShrink(bitmapBytes(c.n))
+		bufs[1] = c.data
+	default:
+		c.data.ResizeNoShrink(c.width * c.n)
+		bufs[1] = c.data
+	}
+	if c.nulls == 0 {
+		bufs[0] = nil
+	}
+	d := array.NewData(c.dtype, c.n, bufs, nil, c.nulls, 0)
+	defer d.Release()
+	c.release()
+	return array.MakeFromData(d)
+}
+
+// release drops the column's hold on its buffers.
+func (c *column) release() {
+	for _, b := range []*memory.Buffer{c.valid, c.offsets, c.data} {
+		if b != nil {
+			b.Release()
+		}
+	}
+	c.valid, c.offsets, c.data = nil, nil, nil
+}
+
+// structColumn is the before image: a struct of columns whose null rows
+// are appended to the fields in bulk, when the next image or the flush
+// comes, rather than row by row (most changes are inserts, without one).
+type structColumn struct {
+	dtype   arrow.DataType
+	fields  []*column
+	n       int
+	nulls   int
+	pending int // null rows not yet appended to the fields
+	valid   *memory.Buffer
+	capRows int
+}
+
+func newStructColumn(mem memory.Allocator, v *arrowschema.Version, dtype arrow.DataType) *structColumn {
+	s := &structColumn{dtype: dtype, valid: memory.NewResizableBuffer(mem)}
+	for i := range v.Columns {
+		s.fields = append(s.fields, newColumn(mem, v.Columns[i].Type))
+	}
+	return s
+}
+
+func (s *structColumn) setValid(i int, ok bool) {
+	if i >= s.capRows {
+		s.capRows = max(2*s.capRows, i+1, 32)
+		s.valid.Reserve(bitmapBytes(s.capRows))
+	}
+	b := s.valid.Buf()
+	if ok {
+		b[i>>3] |= 1 << (i & 7)
+	} else {
+		b[i>>3] &^= 1 << (i & 7)
+	}
+}
+
+func (s *structColumn) appendNull() {
+	s.setValid(s.n, false)
+	s.n++
+	s.nulls++
+	s.pending++
+}
+
+// appendImage adds a present image and returns its bytes for the
+// estimate.
+func (s *structColumn) appendImage(slots []slot) int64 {
+	s.flushPending()
+	s.setValid(s.n, true)
+	s.n++
+	var size int64
+	for i := range slots {
+		size += s.fields[i].append(&slots[i])
+	}
+	return size
+}
+
+func (s *structColumn) flushPending() {
+	if s.pending == 0 {
+		return
+	}
+	for _, f := range s.fields {
+		f.appendNulls(s.pending)
+	}
+	s.pending = 0
+}
+
+func (s *structColumn) newArray() arrow.Array {
+	s.flushPending()
+	children := make([]arrow.ArrayData, len(s.fields))
+	for i, f := range s.fields {
+		a := f.newArray()
+		children[i] = a.Data()
+		defer a.Release()
+	}
+	if s.capRows == 0 {
+		s.setValid(0, false)
+	}
+	s.valid.ResizeNoShrink(bitmapBytes(s.n))
+	valid := s.valid
+	if s.nulls == 0 {
+		valid = nil
+	}
+	d := array.NewData(s.dtype, s.n, []*memory.Buffer{valid}, children, s.nulls, 0)
+	defer d.Release()
+	s.release()
+	return array.MakeFromData(d)
+}
+
+func (s *structColumn) release() {
+	for _, f := range s.fields {
+		if f.valid != nil {
+			f.release()
+		}
+	}
+	if s.valid != nil {
+		s.valid.Release()
+		s.valid = nil
+	}
+}
