@@ -45,6 +45,9 @@ type imageConverter struct {
 	// images of a table list their fields in the same order, and checking
 	// the column in that place is cheaper than a lookup per field.
 	order []int
+	// names[i] is the name of column order[i], kept beside it: reading it
+	// through the version's columns cost a cache miss per field.
+	names []string
 }
 
 func newImageConverter(v *arrowschema.Version) *imageConverter {
@@ -60,7 +63,7 @@ func (c *imageConverter) convert(im *cdc.Image, imageName string) error {
 	for fi := range im.Fields {
 		f := &im.Fields[fi]
 		idx := -1
-		if fi < len(c.order) && c.version.Columns[c.order[fi]].Name == f.Name {
+		if fi < len(c.order) && c.names[fi] == f.Name {
 			idx = c.order[fi]
 		} else {
 			j, ok := c.version.ColumnIndex(f.Name)
@@ -70,9 +73,10 @@ func (c *imageConverter) convert(im *cdc.Image, imageName string) error {
 			}
 			idx = j
 			if fi < len(c.order) {
-				c.order[fi] = j
+				c.order[fi], c.names[fi] = j, c.version.Columns[j].Name
 			} else if fi == len(c.order) && fi < 2*len(c.slots) {
 				c.order = append(c.order, j)
+				c.names = append(c.names, c.version.Columns[j].Name)
 			}
 		}
 		s := &c.slots[idx]
