@@ -10,7 +10,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 )
 
-// buffer is one open file: the Arrow builders of one table version, time
+// buffer is one open file: the Arrow columns of one table version, time
 // partition and source partition.
 type buffer struct {
 	key     Key
@@ -19,15 +19,16 @@ type buffer struct {
 	rb      *array.RecordBuilder
 	created time.Time
 
-	opType, xid, pos *array.StringBuilder
-	opTS             *array.TimestampBuilder
-	cols             []*column     // the table's columns
-	before           *structColumn // before_image, when the schema has it
-	beforeIdx        int
-	absent           *array.ListBuilder
-	absentValues     *array.StringBuilder
-	srcPartition     *array.StringBuilder
-	srcOffset        *array.Int64Builder
+	// fieldCols holds, per schema field, the column that buffers it; the
+	// lists and the Qlik metacolumns (nil here) use arrow-go's builders.
+	fieldCols               []*column
+	opType, opTS, xid, pos  *column
+	cols                    []*column // the table's columns
+	srcPartition, srcOffset *column
+	before                  *structColumn // before_image, when the schema has it
+	beforeIdx               int
+	absent                  *array.ListBuilder
+	absentValues            *array.StringBuilder
 
 	// Qlik tables only
 	changeSeq     *array.StringBuilder
@@ -62,10 +63,6 @@ const (
 func (b *buffer) sizeHint() *sizeHint {
 	h := &sizeHint{rows: min(b.rows, maxHintRows)}
 	for _, bb := range binaryBuilders(b.rb.Fields(), nil) {
-		if bb == b.srcPartition.BinaryBuilder {
-			h.data = append(h.data, 0) // filled at flush, into the room it needs
-			continue
-		}
 		h.data = append(h.data, min(bb.DataLen(), maxHintData))
 	}
 	for _, c := range b.columns() {
@@ -76,8 +73,8 @@ func (b *buffer) sizeHint() *sizeHint {
 
 func (h *sizeHint) apply(b *buffer) {
 	for i, f := range b.rb.Fields() {
-		if (i < 4 || i >= 4+len(b.cols)) && i != b.beforeIdx {
-			f.Reserve(h.rows) // the builders of the metacolumns
+		if b.fieldCols[i] == nil && i != b.beforeIdx {
+			f.Reserve(h.rows) // the builders of the lists and Qlik's columns
 		}
 	}
 	for i, bb := range binaryBuilders(b.rb.Fields(), nil) {
@@ -92,12 +89,19 @@ func (h *sizeHint) apply(b *buffer) {
 	}
 }
 
-// columns lists the table's columns, then the before image's fields.
+// columns lists the columns in schema order, then the before image's
+// fields.
 func (b *buffer) columns() []*column {
-	if b.before == nil {
-		return b.cols
+	var out []*column
+	for _, c := range b.fieldCols {
+		if c != nil {
+			out = append(out, c)
+		}
 	}
-	return append(append([]*column(nil), b.cols...), b.before.fields...)
+	if b.before != nil {
+		out = append(out, b.before.fields...)
+	}
+	return out
 }
 
 // binaryBuilders appends the variable-length builders among bs, depth
@@ -123,12 +127,16 @@ func binaryBuilders(bs []array.Builder, out []*array.BinaryBuilder) []*array.Bin
 func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string, src Source, now time.Time, hint *sizeHint) *buffer {
 	rb := array.NewRecordBuilder(mem, v.Schema)
 	b := &buffer{key: key, seg: seg, version: v, rb: rb, created: now, firstOffset: src.Offset, beforeIdx: -1}
-	b.opType = rb.Field(0).(*array.StringBuilder)
-	b.opTS = rb.Field(1).(*array.TimestampBuilder)
-	b.xid = rb.Field(2).(*array.StringBuilder)
-	b.pos = rb.Field(3).(*array.StringBuilder)
+	b.fieldCols = make([]*column, len(v.Schema.Fields()))
+	text, integer := arrowschema.Type{Kind: arrowschema.KindString}, arrowschema.Type{Kind: arrowschema.KindInt64}
+	at := func(i int, t arrowschema.Type) *column {
+		b.fieldCols[i] = newColumn(mem, t)
+		return b.fieldCols[i]
+	}
+	b.opType, b.opTS = at(0, text), at(1, arrowschema.Type{Kind: arrowschema.KindTimestamp})
+	b.xid, b.pos = at(2, text), at(3, text)
 	for i := range v.Columns {
-		b.cols = append(b.cols, newColumn(mem, v.Columns[i].Type))
+		b.cols = append(b.cols, at(4+i, v.Columns[i].Type))
 	}
 	field := func(name string) array.Builder {
 		if idx := v.Schema.FieldIndices(name); len(idx) > 0 {
@@ -137,8 +145,8 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 		return nil
 	}
 	b.absent = field(arrowschema.ColAbsentColumns).(*array.ListBuilder)
-	b.srcPartition = field(arrowschema.ColSrcPartition).(*array.StringBuilder)
-	b.srcOffset = field(arrowschema.ColSrcOffset).(*array.Int64Builder)
+	b.srcPartition = at(v.Schema.FieldIndices(arrowschema.ColSrcPartition)[0], text)
+	b.srcOffset = at(v.Schema.FieldIndices(arrowschema.ColSrcOffset)[0], integer)
 	b.absentValues = b.absent.ValueBuilder().(*array.StringBuilder)
 	if idx := v.Schema.FieldIndices(arrowschema.ColBeforeImage); len(idx) > 0 {
 		b.beforeIdx = idx[0]
@@ -161,8 +169,8 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 // builders' empty shells are left.
 func (b *buffer) release() {
 	b.rb.Release()
-	for _, c := range b.cols {
-		if c.valid != nil {
+	for _, c := range b.fieldCols {
+		if c != nil && c.valid != nil {
 			c.release()
 		}
 	}
@@ -178,8 +186,8 @@ func (b *buffer) newRecordBatch() arrow.RecordBatch {
 	cols := make([]arrow.Array, len(fields))
 	for i, f := range fields {
 		switch {
-		case i >= 4 && i < 4+len(b.cols):
-			cols[i] = b.cols[i-4].newArray()
+		case b.fieldCols[i] != nil:
+			cols[i] = b.fieldCols[i].newArray()
 		case i == b.beforeIdx:
 			cols[i] = b.before.newArray()
 		default:
@@ -196,17 +204,17 @@ func (b *buffer) newRecordBatch() arrow.RecordBatch {
 // append adds one row and returns the bytes it added to the estimate.
 func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, src Source) int64 {
 	size := int64(8 + len(rec.XID) + len(rec.Pos) + 8)
-	b.opType.Append(rec.Op.String())
-	b.opTS.Append(arrow.Timestamp(rec.OpTS.UnixMicro()))
+	b.opType.appendString(rec.Op.String())
+	b.opTS.appendInt64(rec.OpTS.UnixMicro())
 	if rec.HasXID {
-		b.xid.Append(rec.XID)
+		b.xid.appendString(rec.XID)
 	} else {
-		b.xid.AppendNull()
+		b.xid.appendNulls(1)
 	}
 	if rec.HasPos {
-		b.pos.Append(rec.Pos)
+		b.pos.appendString(rec.Pos)
 	} else {
-		b.pos.AppendNull()
+		b.pos.appendNulls(1)
 	}
 	anyAbsent := false
 	for i := range row {
@@ -219,7 +227,7 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 	// src_partition is the buffer's own partition on every row: it is
 	// written when the buffer is flushed (fillPartition), not held row by
 	// row while it fills.
-	b.srcOffset.Append(src.Offset)
+	b.srcOffset.appendInt64(src.Offset)
 	size += int64(len(src.Partition)) + 8
 	if anyAbsent {
 		b.absent.Append(true)
@@ -282,10 +290,9 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 // fillPartition writes the src_partition column, one value for every row.
 func (b *buffer) fillPartition() {
 	p := b.key.Partition
-	n := b.rows - b.srcPartition.Len()
-	b.srcPartition.Reserve(n)
-	b.srcPartition.ReserveData(n * len(p))
-	for range n {
-		b.srcPartition.Append(p)
+	c := b.srcPartition
+	c.reserve(b.rows, b.rows*len(p))
+	for c.n < b.rows {
+		c.appendString(p)
 	}
 }

@@ -125,14 +125,8 @@ func (c *column) append(s *slot) int64 {
 	data := c.data.Buf()
 	switch c.kind {
 	case arrowschema.KindString, arrowschema.KindBinary:
-		end := c.dataLen + len(s.bytes)
-		if end > len(data) {
-			c.data.Reserve(max(2*len(data), end, 64))
-			data = c.data.Buf()
-		}
-		copy(data[c.dataLen:], s.bytes)
-		c.dataLen = end
-		c.offsetsSlice()[i+1] = int32(end)
+		c.n--
+		c.appendString(unsafe.String(unsafe.SliceData(s.bytes), len(s.bytes)))
 		return int64(len(s.bytes)) + 4
 	case arrowschema.KindInt64, arrowschema.KindTimestamp:
 		*(*int64)(unsafe.Pointer(&data[8*i])) = s.i64
@@ -153,6 +147,35 @@ func (c *column) append(s *slot) int64 {
 		return 4
 	}
 	return 8
+}
+
+// appendString appends a present string (or binary) value.
+func (c *column) appendString(v string) {
+	if c.n == c.capRows {
+		c.grow()
+	}
+	i := c.n
+	c.setValid(i, true)
+	c.n++
+	data := c.data.Buf()
+	end := c.dataLen + len(v)
+	if end > len(data) {
+		c.data.Reserve(max(2*len(data), end, 64))
+		data = c.data.Buf()
+	}
+	copy(data[c.dataLen:], v)
+	c.dataLen = end
+	c.offsetsSlice()[i+1] = int32(end)
+}
+
+// appendInt64 appends a present 64-bit value (int64 or timestamp).
+func (c *column) appendInt64(v int64) {
+	if c.n == c.capRows {
+		c.grow()
+	}
+	c.setValid(c.n, true)
+	*(*int64)(unsafe.Pointer(&c.data.Buf()[8*c.n])) = v
+	c.n++
 }
 
 // newArray hands the values over as an Arrow array; the column is empty
