@@ -207,6 +207,24 @@ func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 // parseInt64 parses integer text exactly. "12.0" and "1.2e1" are accepted
 // because they are integers; "12.5" and values past int64 are not.
 func parseInt64(text []byte) (int64, error) {
+	// Plain integers of up to 18 digits cannot overflow: parsed here,
+	// without strconv's generality (it was 3% of a run).
+	if n := len(text); n > 0 && n <= 18 {
+		i, neg := 0, text[0] == '-'
+		if neg {
+			i = 1
+		}
+		var v int64
+		for ; i < n && text[i]-'0' <= 9; i++ {
+			v = v*10 + int64(text[i]-'0')
+		}
+		if i == n && n > int(b2i(neg)) {
+			if neg {
+				v = -v
+			}
+			return v, nil
+		}
+	}
 	if v, err := strconv.ParseInt(unsafeString(text), 10, 64); err == nil {
 		return v, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -536,4 +537,18 @@ func TestConvertStates(t *testing.T) {
 	if re, ok := cdc.AsReject(err); !ok || re.Reason != cdc.ReasonValueMismatch || !strings.Contains(err.Error(), `"C"`) {
 		t.Errorf("mismatch: %v", err)
 	}
+}
+
+// FuzzParseInt64 holds parseInt64 to strconv wherever strconv parses.
+func FuzzParseInt64(f *testing.F) {
+	for _, s := range []string{"0", "-0", "42", "-9223372036854775808", "999999999999999999", "-", "+1", "1e3", "007"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := strconv.ParseInt(s, 10, 64)
+		got, gerr := parseInt64([]byte(s))
+		if err == nil && (gerr != nil || got != want) {
+			t.Fatalf("parseInt64(%q) = %d, %v; strconv: %d", s, got, gerr, want)
+		}
+	})
 }
