@@ -28,6 +28,7 @@ type buffer struct {
 	before                  *structColumn // before_image, when the schema has it
 	beforeIdx               int
 	absent                  *array.ListBuilder
+	absentNulls             int // null rows not yet appended to absent
 	absentValues            *array.StringBuilder
 
 	// Qlik tables only
@@ -179,9 +180,17 @@ func (b *buffer) release() {
 	}
 }
 
+func (b *buffer) flushAbsentNulls() {
+	if b.absentNulls > 0 {
+		b.absent.AppendNulls(b.absentNulls)
+		b.absentNulls = 0
+	}
+}
+
 // newRecordBatch hands the buffer's rows over as a record batch.
 func (b *buffer) newRecordBatch() arrow.RecordBatch {
 	b.fillPartition()
+	b.flushAbsentNulls()
 	fields := b.rb.Fields()
 	cols := make([]arrow.Array, len(fields))
 	for i, f := range fields {
@@ -230,6 +239,7 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 	b.srcOffset.appendInt64(src.Offset)
 	size += int64(len(src.Partition)) + 8
 	if anyAbsent {
+		b.flushAbsentNulls()
 		b.absent.Append(true)
 		for i, s := range row {
 			if s.state == slotAbsent {
@@ -238,7 +248,7 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 			}
 		}
 	} else {
-		b.absent.AppendNull()
+		b.absentNulls++ // nearly every row: appended in bulk
 	}
 	if b.changeSeq != nil {
 		q := &rec.Qlik

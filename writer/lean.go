@@ -271,7 +271,6 @@ type chunkState struct {
 	dictPageOffset  int64
 	pages           int32
 	stats           statsAcc
-	dictEntries     int
 	dictBitWidth    int
 	usingDictionary bool
 }
@@ -707,7 +706,6 @@ func (f *leanFile) writeDictionary(l *leaf, chunk selection, st *chunkState) (bo
 	st.dictPageOffset = int64(f.out.Len() - hdrLen - dataLen)
 	st.compressed += int64(hdrLen + dataLen)
 	st.uncompressed += int64(hdrLen + len(s.values))
-	st.dictEntries = n
 	st.dictBitWidth = max(1, bits.Len(uint(n-1)))
 	return true, nil
 }
