@@ -22,7 +22,7 @@ type column struct {
 	dtype   arrow.DataType
 	width   int // bytes per value of a fixed-width kind
 	n       int // values appended
-	nulls   int
+	nulls   int // the validity bitmap is kept only from the first null on
 	capRows int // values the bitmap and the offsets or fixed-width values hold
 	valid   *memory.Buffer
 	offsets *memory.Buffer // int32, capRows+1 (string, binary)
@@ -51,7 +51,9 @@ func newColumn(mem memory.Allocator, t arrowschema.Type) *column {
 func (c *column) reserve(rows, dataBytes int) {
 	if rows > c.capRows {
 		c.capRows = rows
-		c.valid.Reserve(bitmapBytes(rows))
+		if c.nulls > 0 {
+			c.valid.Reserve(bitmapBytes(rows))
+		}
 		switch {
 		case c.offsets != nil:
 			c.offsets.Reserve(4 * (rows + 1))
@@ -73,7 +75,15 @@ func (c *column) grow() {
 	c.reserve(max(2*c.capRows, 32), 0)
 }
 
+// setValid records whether value i is present. Until the first null
+// there is no bitmap to keep: most columns never hold one.
 func (c *column) setValid(i int, ok bool) {
+	if c.nulls == 0 {
+		if ok {
+			return
+		}
+		c.startBitmap(i)
+	}
 	b := c.valid.Buf()
 	if ok {
 		b[i>>3] |= 1 << (i & 7)
@@ -82,13 +92,27 @@ func (c *column) setValid(i int, ok bool) {
 	}
 }
 
+// startBitmap makes the bitmap at the first null, value i: every value
+// before it was present.
+func (c *column) startBitmap(i int) {
+	c.valid.Reserve(bitmapBytes(c.capRows))
+	b := c.valid.Buf()
+	for k := range bitmapBytes(i + 1) {
+		b[k] = 0xff
+	}
+}
+
 // appendNulls appends k nulls.
 func (c *column) appendNulls(k int) {
 	if c.n+k > c.capRows {
 		c.reserve(max(2*c.capRows, c.n+k, 32), 0)
 	}
+	if c.nulls == 0 && k > 0 {
+		c.startBitmap(c.n)
+	}
 	for i := c.n; i < c.n+k; i++ {
-		c.setValid(i, false)
+		b := c.valid.Buf()
+		b[i>>3] &^= 1 << (i & 7)
 	}
 	if c.offsets != nil {
 		offs := c.offsetsSlice()
@@ -181,7 +205,9 @@ func (c *column) appendInt64(v int64) {
 // newArray hands the values over as an Arrow array; the column is empty
 // afterwards and must not be appended to again.
 func (c *column) newArray() arrow.Array {
-	c.valid.ResizeNoShrink(bitmapBytes(c.n))
+	if c.nulls > 0 {
+		c.valid.ResizeNoShrink(bitmapBytes(c.n))
+	}
 	bufs := []*memory.Buffer{c.valid, nil}
 	switch {
 	case c.offsets != nil:
