@@ -336,3 +336,29 @@ func TestFilesOfOneSchemaEncodeConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// --parquet-encoder arrow writes every file with pqarrow; the two encoders'
+// files read back the same, and an unknown encoder is refused.
+func TestArrowEncoderWritesTheSameRows(t *testing.T) {
+	v, recs := benchRecords(t, 400, 8)
+	var pos [2][]string
+	for k, enc := range []string{EncoderLean, EncoderArrow} {
+		w := newWriter(t, Config{Encoder: enc})
+		for i, r := range recs {
+			if _, err := w.Append(v, r, Source{Partition: "p0", Offset: int64(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		files, err := w.FlushAll("test")
+		if err != nil || len(files) != 1 {
+			t.Fatalf("%s: %v, %d files", enc, err, len(files))
+		}
+		pos[k] = readParquet(t, files[0].Data).strings("pos")
+	}
+	if len(pos[0]) != len(recs) || fmt.Sprint(pos[0]) != fmt.Sprint(pos[1]) {
+		t.Fatalf("lean and arrow files differ: %d and %d rows", len(pos[0]), len(pos[1]))
+	}
+	if _, err := New(Config{Encoder: "parquet-go"}); err == nil {
+		t.Fatal("an unknown encoder was accepted")
+	}
+}
