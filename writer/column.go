@@ -10,9 +10,9 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 )
 
-// column holds one table column's values as Arrow lays them out (a
-// validity bitmap, offsets for variable-length values, the values) and is
-// appended to directly. arrow-go's builders cost, per value, a call
+// column holds one column's values (a table column, a before-image field
+// or a metacolumn) as Arrow lays them out: a validity bitmap, offsets for
+// variable-length values, the values. It is appended to directly. arrow-go's builders cost, per value, a call
 // through an interface, capacity checks on three buffers and the builder
 // objects' own cache lines; with hundreds of tables every one of those is
 // a cache miss. The buffers come from the writer's allocator, so the
