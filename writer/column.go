@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
@@ -84,22 +85,14 @@ func (c *column) setValid(i int, ok bool) {
 		}
 		c.startBitmap(i)
 	}
-	b := c.valid.Buf()
-	if ok {
-		b[i>>3] |= 1 << (i & 7)
-	} else {
-		b[i>>3] &^= 1 << (i & 7)
-	}
+	bitutil.SetBitTo(c.valid.Buf(), i, ok)
 }
 
 // startBitmap makes the bitmap at the first null, value i: every value
 // before it was present.
 func (c *column) startBitmap(i int) {
 	c.valid.Reserve(bitmapBytes(c.capRows))
-	b := c.valid.Buf()
-	for k := range bitmapBytes(i + 1) {
-		b[k] = 0xff
-	}
+	bitutil.SetBitsTo(c.valid.Buf(), 0, int64(i), true)
 }
 
 // appendNulls appends k nulls.
@@ -110,10 +103,7 @@ func (c *column) appendNulls(k int) {
 	if c.nulls == 0 && k > 0 {
 		c.startBitmap(c.n)
 	}
-	for i := c.n; i < c.n+k; i++ {
-		b := c.valid.Buf()
-		b[i>>3] &^= 1 << (i & 7)
-	}
+	bitutil.SetBitsTo(c.valid.Buf(), int64(c.n), int64(k), false)
 	if c.offsets != nil {
 		offs := c.offsetsSlice()
 		for i := c.n; i < c.n+k; i++ {
@@ -160,11 +150,7 @@ func (c *column) append(s *slot) int64 {
 		*(*decimal128.Num)(unsafe.Pointer(&data[16*i])) = s.dec
 		return 16
 	case arrowschema.KindBoolean:
-		if s.b {
-			data[i>>3] |= 1 << (i & 7)
-		} else {
-			data[i>>3] &^= 1 << (i & 7)
-		}
+		bitutil.SetBitTo(data, i, s.b)
 		return 1
 	case arrowschema.KindDate:
 		*(*int32)(unsafe.Pointer(&data[4*i])) = int32(s.i64)
@@ -270,12 +256,7 @@ func (s *structColumn) setValid(i int, ok bool) {
 		s.capRows = max(2*s.capRows, i+1, 32)
 		s.valid.Reserve(bitmapBytes(s.capRows))
 	}
-	b := s.valid.Buf()
-	if ok {
-		b[i>>3] |= 1 << (i & 7)
-	} else {
-		b[i>>3] &^= 1 << (i & 7)
-	}
+	bitutil.SetBitTo(s.valid.Buf(), i, ok)
 }
 
 func (s *structColumn) appendNull() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -394,11 +395,11 @@ func (f *leanFile) levels(l *leaf, start, end int) int {
 		}
 		bitmap, off := v.NullBitmapBytes(), v.Data().Offset()
 		for i := start; i < end; i++ {
-			k := off + i
-			d := bitmap[k>>3] >> (k & 7) & 1
-			s.defs = append(s.defs, d)
-			if d == 1 {
+			if bitutil.BitIsSet(bitmap, off+i) {
+				s.defs = append(s.defs, 1)
 				s.idx = append(s.idx, int32(i))
+			} else {
+				s.defs = append(s.defs, 0)
 			}
 		}
 		return end - start
