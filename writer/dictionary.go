@@ -92,6 +92,9 @@ func mostlyDistinct(a arrow.Array, seen map[uint64]struct{}) bool {
 	return sampled >= 64 && float64(len(seen)) > dictionaryMaxDistinct*float64(sampled)
 }
 
+// valueHasher returns a hash of each value of arr, or nil for types it
+// does not hash. For integer, float, timestamp and date arrays the hash is
+// the value's own bits, exact: the lean encoder keys dictionaries on it.
 func valueHasher(arr arrow.Array) func(int) uint64 {
 	switch a := arr.(type) {
 	case *array.String:

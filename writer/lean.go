@@ -751,28 +751,13 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 		offs, data := binaryParts(a)
 		done = sel.eachWhile(func(i int) bool {
 			v := unsafe.String(unsafe.SliceData(data[offs[i]:]), int(offs[i+1]-offs[i]))
-			k, ok := s.strDict[v]
-			if !ok {
-				k = int32(len(s.order))
-				s.strDict[v] = k
-				s.order = append(s.order, int32(i))
-				size += len(v) + 4
-			}
-			s.dict = append(s.dict, k)
+			size += addToDictionary(s, s.strDict, v, i, len(v)+4)
 			return keep()
 		})
 	case *array.Decimal128:
 		width := l.col.TypeLength()
 		done = sel.eachWhile(func(i int) bool {
-			v := a.Value(i)
-			k, ok := s.decDict[v]
-			if !ok {
-				k = int32(len(s.order))
-				s.decDict[v] = k
-				s.order = append(s.order, int32(i))
-				size += width
-			}
-			s.dict = append(s.dict, k)
+			size += addToDictionary(s, s.decDict, a.Value(i), i, width)
 			return keep()
 		})
 	default:
@@ -781,20 +766,14 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 		case *array.Date32, *array.Int32:
 			width = 4
 		}
-		key := numericKey(l.values)
+		// For the numeric types left here the "hash" is the value's own
+		// bits: exact, so it can key the dictionary.
+		key := valueHasher(l.values)
 		if key == nil {
 			return false // booleans: no dictionary
 		}
 		done = sel.eachWhile(func(i int) bool {
-			v := key(i)
-			k, ok := s.numDict[v]
-			if !ok {
-				k = int32(len(s.order))
-				s.numDict[v] = k
-				s.order = append(s.order, int32(i))
-				size += width
-			}
-			s.dict = append(s.dict, k)
+			size += addToDictionary(s, s.numDict, key(i), i, width)
 			return keep()
 		})
 	}
@@ -820,25 +799,20 @@ func binaryParts(a arrow.Array) ([]int32, []byte) {
 	return nil, nil
 }
 
-func numericKey(a arrow.Array) func(int) uint64 {
-	switch a := a.(type) {
-	case *array.Int64:
-		v := a.Int64Values()
-		return func(i int) uint64 { return uint64(v[i]) }
-	case *array.Timestamp:
-		v := a.TimestampValues()
-		return func(i int) uint64 { return uint64(v[i]) }
-	case *array.Float64:
-		v := a.Float64Values()
-		return func(i int) uint64 { return math.Float64bits(v[i]) }
-	case *array.Date32:
-		v := a.Date32Values()
-		return func(i int) uint64 { return uint64(uint32(v[i])) }
-	case *array.Int32:
-		v := a.Int32Values()
-		return func(i int) uint64 { return uint64(uint32(v[i])) }
+// addToDictionary records the entry of value i (keyed by key) in s.dict,
+// adding it when new; it returns the bytes a new entry adds to the
+// dictionary page.
+func addToDictionary[K comparable](s *leanScratch, m map[K]int32, key K, i, width int) int {
+	k, ok := m[key]
+	added := 0
+	if !ok {
+		k = int32(len(s.order))
+		m[key] = k
+		s.order = append(s.order, int32(i))
+		added = width
 	}
-	return nil
+	s.dict = append(s.dict, k)
+	return added
 }
 
 // Thrift compact protocol, for the two page headers: the footer is
