@@ -197,9 +197,9 @@ type leanFile struct {
 // built in a reused buffer and copied out at its exact size: growing a
 // fresh buffer, or reserving one by estimate, cleared megabytes per file.
 func encodeLean(sc *schema.Schema, leaves []leaf, rec arrow.RecordBatch, props *parquet.WriterProperties,
-	codecType compress.Compression, level int, rowGroupRows int64, kv metadata.KeyValueMetadata) ([]byte, error) {
-	f := &leanFile{props: props, level: level, rows: int(rec.NumRows())}
-	if codecType != compress.Codecs.Uncompressed {
+	kv metadata.KeyValueMetadata) ([]byte, error) {
+	f := &leanFile{props: props, level: props.CompressionLevel(), rows: int(rec.NumRows())}
+	if codecType := props.Compression(); codecType != compress.Codecs.Uncompressed {
 		c, err := compress.GetCodec(codecType)
 		if err != nil {
 			return nil, err
@@ -220,7 +220,7 @@ func encodeLean(sc *schema.Schema, leaves []leaf, rec arrow.RecordBatch, props *
 			leaves[i].plain = mostlyDistinct(v, f.s.seen)
 		}
 	}
-	if err := f.encode(sc, leaves, rowGroupRows, kv); err != nil {
+	if err := f.encode(sc, leaves, props.MaxRowGroupLength(), kv); err != nil {
 		return nil, err
 	}
 	return bytes.Clone(f.out.Bytes()), nil
@@ -1049,12 +1049,13 @@ func (a *statsAcc) encode(l *leaf, nulls int64) metadata.EncodedStatistics {
 	return enc
 }
 
-// leanKeyValues is the file's key/value metadata as pqarrow writes it: the
-// Arrow schema's own, the serialized Arrow schema (with list elements
-// named as the Parquet columns are), then the file's.
-func leanKeyValues(sc *arrow.Schema, extra [][2]string, mem memory.Allocator) (metadata.KeyValueMetadata, error) {
+// leanKeyValues is the start of a file's key/value metadata as pqarrow
+// writes it: the Arrow schema's own, then the serialized Arrow schema
+// (with list elements named as the Parquet columns are). The file's own
+// pairs follow.
+func leanKeyValues(sc *arrow.Schema, mem memory.Allocator) metadata.KeyValueMetadata {
 	md := sc.Metadata()
-	kv := make(metadata.KeyValueMetadata, 0, md.Len()+1+len(extra))
+	kv := make(metadata.KeyValueMetadata, 0, md.Len()+1)
 	for i := range md.Len() {
 		kv.Append(md.Keys()[i], md.Values()[i])
 	}
@@ -1064,10 +1065,7 @@ func leanKeyValues(sc *arrow.Schema, extra [][2]string, mem memory.Allocator) (m
 	}
 	stored := arrow.NewSchema(fields, &md)
 	kv.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(stored, mem)))
-	for _, p := range extra {
-		kv.Append(p[0], p[1])
-	}
-	return kv, nil
+	return kv
 }
 
 // elementNamed renames list elements "element", as pqarrow does before it

@@ -138,11 +138,9 @@ func encodeBoth(t *testing.T, rec arrow.RecordBatch, codec compress.Compression,
 	if err != nil {
 		t.Fatalf("the lean encoder refused the exporter's shapes: %v", err)
 	}
-	md, err := leanKeyValues(rec.Schema(), kv, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := encodeLean(sc, leaves, rec, props, codec, 1, rowGroup, md)
+	md := leanKeyValues(rec.Schema(), mem)
+	md.Append(kv[0][0], kv[0][1])
+	out, err := encodeLean(sc, leaves, rec, props, md)
 	if err != nil {
 		t.Fatal(err)
 	}

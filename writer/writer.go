@@ -161,28 +161,28 @@ type converterPair struct {
 // the Arrow schema cost 8% of encoding.
 type fileShape struct {
 	schema   *arrow.Schema
+	opts     []parquet.WriterProperty // what props was made of: pqarrow's path adds dictionary choices
 	props    *parquet.WriterProperties
 	arrProps pqarrow.ArrowWriterProperties
 	pq       *pqschema.Schema
 	pqErr    error
 	kv       metadata.KeyValueMetadata // the Arrow schema's metadata and ARROW:schema
-	kvErr    error
 }
 
 func (w *Writer) newFileShape(sc *arrow.Schema) *fileShape {
-	sh := &fileShape{schema: sc}
-	sh.props = parquet.NewWriterProperties(
+	sh := &fileShape{schema: sc, opts: []parquet.WriterProperty{
 		parquet.WithCompression(w.codec),
 		parquet.WithCompressionLevel(w.cfg.CompressionLevel),
 		parquet.WithStats(true),
 		parquet.WithMaxRowGroupLength(w.cfg.RowGroupRows),
 		parquet.WithAllocator(w.cfg.Allocator),
 		parquet.WithCreatedBy("lakehouse-exporter"),
-	)
+	}}
+	sh.props = parquet.NewWriterProperties(sh.opts...)
 	sh.arrProps = pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.cfg.Allocator), pqarrow.WithStoreSchema())
 	sh.pq, sh.pqErr = pqarrow.ToParquet(sc, sh.props, sh.arrProps)
 	if w.cfg.Encoder == EncoderLean {
-		sh.kv, sh.kvErr = leanKeyValues(sc, nil, w.cfg.Allocator)
+		sh.kv = leanKeyValues(sc, w.cfg.Allocator)
 	}
 	return sh
 }
@@ -466,13 +466,10 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 
 // pendingEncode is a finished record batch waiting to become Parquet.
 type pendingEncode struct {
-	batch    arrow.RecordBatch
-	kv       [][2]string
-	codec    compress.Compression
-	level    int
-	rowGroup int64
-	lean     bool
-	shape    *fileShape
+	batch arrow.RecordBatch
+	kv    [][2]string
+	lean  bool
+	shape *fileShape // schema, properties and metadata the file is encoded with
 }
 
 // prepare turns a buffer into an immutable record batch; encoding it can
@@ -520,7 +517,6 @@ func (w *Writer) prepare(b *buffer) *pendingEncode {
 			{"lakehouse.first_pos", b.firstPos},
 			{"lakehouse.last_pos", b.lastPos},
 		},
-		codec: w.codec, level: w.cfg.CompressionLevel, rowGroup: w.cfg.RowGroupRows,
 		lean: w.cfg.Encoder == EncoderLean,
 	}
 }
@@ -538,13 +534,13 @@ func (f *File) Encode() error {
 	if sh.pqErr != nil {
 		return fmt.Errorf("encode %s: %w", f.Key, sh.pqErr)
 	}
-	if e.lean && sh.kvErr == nil {
+	if e.lean {
 		if leaves, err := planLeaves(sh.pq, e.batch); err == nil {
 			kv := append(make(metadata.KeyValueMetadata, 0, len(sh.kv)+len(e.kv)), sh.kv...)
 			for _, p := range e.kv {
 				kv.Append(p[0], p[1])
 			}
-			data, err := encodeLean(sh.pq, leaves, e.batch, sh.props, e.codec, e.level, e.rowGroup, kv)
+			data, err := encodeLean(sh.pq, leaves, e.batch, sh.props, kv)
 			if err != nil {
 				return fmt.Errorf("encode %s: %w", f.Key, err)
 			}
@@ -552,18 +548,9 @@ func (f *File) Encode() error {
 			return nil
 		}
 	}
-	opts := []parquet.WriterProperty{
-		parquet.WithCompression(e.codec),
-		parquet.WithCompressionLevel(e.level),
-		parquet.WithStats(true),
-		parquet.WithMaxRowGroupLength(e.rowGroup),
-		parquet.WithAllocator(sh.props.Allocator()),
-		parquet.WithCreatedBy("lakehouse-exporter"),
-	}
-	sc, arrProps := sh.pq, sh.arrProps
-	opts = append(opts, dictionaryProperties(sc, e.batch)...)
+	opts := append(append([]parquet.WriterProperty(nil), sh.opts...), dictionaryProperties(sh.pq, e.batch)...)
 	var buf bytes.Buffer
-	fw, err := pqarrow.NewFileWriter(e.batch.Schema(), &buf, parquet.NewWriterProperties(opts...), arrProps)
+	fw, err := pqarrow.NewFileWriter(e.batch.Schema(), &buf, parquet.NewWriterProperties(opts...), sh.arrProps)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", f.Key, err)
 	}
