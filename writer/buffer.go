@@ -16,8 +16,10 @@ type buffer struct {
 	key     Key
 	seg     string
 	version *arrowschema.Version
-	rb      *array.RecordBuilder
-	created time.Time
+	// builders[i] builds field i when no column does: the lists and
+	// Qlik's metacolumns.
+	builders []array.Builder
+	created  time.Time
 
 	// fieldCols holds, per schema field, the column that buffers it; the
 	// lists and the Qlik metacolumns (nil here) use arrow-go's builders.
@@ -63,7 +65,7 @@ const (
 
 func (b *buffer) sizeHint() *sizeHint {
 	h := &sizeHint{rows: min(b.rows, maxHintRows)}
-	for _, bb := range binaryBuilders(b.rb.Fields(), nil) {
+	for _, bb := range binaryBuilders(b.builders, nil) {
 		h.data = append(h.data, min(bb.DataLen(), maxHintData))
 	}
 	for _, c := range b.columns() {
@@ -73,12 +75,12 @@ func (b *buffer) sizeHint() *sizeHint {
 }
 
 func (h *sizeHint) apply(b *buffer) {
-	for i, f := range b.rb.Fields() {
-		if b.fieldCols[i] == nil && i != b.beforeIdx {
-			f.Reserve(h.rows) // the builders of the lists and Qlik's columns
+	for _, f := range b.builders {
+		if f != nil {
+			f.Reserve(h.rows)
 		}
 	}
-	for i, bb := range binaryBuilders(b.rb.Fields(), nil) {
+	for i, bb := range binaryBuilders(b.builders, nil) {
 		if i < len(h.data) {
 			bb.ReserveData(h.data[i])
 		}
@@ -105,8 +107,8 @@ func (b *buffer) columns() []*column {
 	return out
 }
 
-// binaryBuilders appends the variable-length builders among bs, depth
-// first.
+// binaryBuilders appends the variable-length builders among bs (nil
+// entries skipped) and inside their lists, depth first.
 func binaryBuilders(bs []array.Builder, out []*array.BinaryBuilder) []*array.BinaryBuilder {
 	for _, bld := range bs {
 		switch b := bld.(type) {
@@ -114,10 +116,6 @@ func binaryBuilders(bs []array.Builder, out []*array.BinaryBuilder) []*array.Bin
 			out = append(out, b.BinaryBuilder)
 		case *array.BinaryBuilder:
 			out = append(out, b)
-		case *array.StructBuilder:
-			for i := range b.NumField() {
-				out = binaryBuilders([]array.Builder{b.FieldBuilder(i)}, out)
-			}
 		case *array.ListBuilder:
 			out = binaryBuilders([]array.Builder{b.ValueBuilder()}, out)
 		}
@@ -126,9 +124,10 @@ func binaryBuilders(bs []array.Builder, out []*array.BinaryBuilder) []*array.Bin
 }
 
 func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string, src Source, now time.Time, hint *sizeHint) *buffer {
-	rb := array.NewRecordBuilder(mem, v.Schema)
-	b := &buffer{key: key, seg: seg, version: v, rb: rb, created: now, firstOffset: src.Offset, beforeIdx: -1}
-	b.fieldCols = make([]*column, len(v.Schema.Fields()))
+	fields := v.Schema.Fields()
+	b := &buffer{key: key, seg: seg, version: v, created: now, firstOffset: src.Offset, beforeIdx: -1}
+	b.fieldCols = make([]*column, len(fields))
+	b.builders = make([]array.Builder, len(fields))
 	text, integer := arrowschema.Type{Kind: arrowschema.KindString}, arrowschema.Type{Kind: arrowschema.KindInt64}
 	at := func(i int, t arrowschema.Type) *column {
 		b.fieldCols[i] = newColumn(mem, t)
@@ -141,7 +140,8 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 	}
 	field := func(name string) array.Builder {
 		if idx := v.Schema.FieldIndices(name); len(idx) > 0 {
-			return rb.Field(idx[0])
+			b.builders[idx[0]] = array.NewBuilder(mem, fields[idx[0]].Type)
+			return b.builders[idx[0]]
 		}
 		return nil
 	}
@@ -169,7 +169,11 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 // release frees what the buffer holds; after newRecordBatch only the
 // builders' empty shells are left.
 func (b *buffer) release() {
-	b.rb.Release()
+	for _, f := range b.builders {
+		if f != nil {
+			f.Release()
+		}
+	}
 	for _, c := range b.fieldCols {
 		if c != nil && c.valid != nil {
 			c.release()
@@ -191,9 +195,8 @@ func (b *buffer) flushAbsentNulls() {
 func (b *buffer) newRecordBatch() arrow.RecordBatch {
 	b.fillPartition()
 	b.flushAbsentNulls()
-	fields := b.rb.Fields()
-	cols := make([]arrow.Array, len(fields))
-	for i, f := range fields {
+	cols := make([]arrow.Array, len(b.builders))
+	for i, f := range b.builders {
 		switch {
 		case b.fieldCols[i] != nil:
 			cols[i] = b.fieldCols[i].newArray()
