@@ -121,29 +121,26 @@ func (c *column) offsetsSlice() []int32 {
 
 // append adds s and returns the bytes it adds to the writer's estimate.
 func (c *column) append(s *slot) int64 {
+	if s.state != slotSet {
+		c.appendNulls(1)
+		return 1
+	}
+	switch c.kind {
+	case arrowschema.KindString, arrowschema.KindBinary:
+		c.appendString(unsafe.String(unsafe.SliceData(s.bytes), len(s.bytes)))
+		return int64(len(s.bytes)) + 4
+	case arrowschema.KindInt64, arrowschema.KindTimestamp:
+		c.appendInt64(s.i64)
+		return 8
+	}
 	if c.n == c.capRows {
 		c.grow()
 	}
 	i := c.n
-	if s.state != slotSet {
-		c.setValid(i, false)
-		c.nulls++
-		if c.offsets != nil {
-			c.offsetsSlice()[i+1] = int32(c.dataLen)
-		}
-		c.n++
-		return 1
-	}
 	c.setValid(i, true)
 	c.n++
 	data := c.data.Buf()
 	switch c.kind {
-	case arrowschema.KindString, arrowschema.KindBinary:
-		c.n--
-		c.appendString(unsafe.String(unsafe.SliceData(s.bytes), len(s.bytes)))
-		return int64(len(s.bytes)) + 4
-	case arrowschema.KindInt64, arrowschema.KindTimestamp:
-		*(*int64)(unsafe.Pointer(&data[8*i])) = s.i64
 	case arrowschema.KindFloat64:
 		*(*float64)(unsafe.Pointer(&data[8*i])) = s.f64
 	case arrowschema.KindDecimal:
