@@ -133,12 +133,7 @@ func (c *column) append(s *slot) int64 {
 		c.appendInt64(s.i64)
 		return 8
 	}
-	if c.n == c.capRows {
-		c.grow()
-	}
-	i := c.n
-	c.setValid(i, true)
-	c.n++
+	i := c.nextPresent()
 	data := c.data.Buf()
 	switch c.kind {
 	case arrowschema.KindFloat64:
@@ -158,12 +153,7 @@ func (c *column) append(s *slot) int64 {
 
 // appendString appends a present string (or binary) value.
 func (c *column) appendString(v string) {
-	if c.n == c.capRows {
-		c.grow()
-	}
-	i := c.n
-	c.setValid(i, true)
-	c.n++
+	i := c.nextPresent()
 	data := c.data.Buf()
 	end := c.dataLen + len(v)
 	if end > len(data) {
@@ -177,12 +167,19 @@ func (c *column) appendString(v string) {
 
 // appendInt64 appends a present 64-bit value (int64 or timestamp).
 func (c *column) appendInt64(v int64) {
+	i := c.nextPresent()
+	*(*int64)(unsafe.Pointer(&c.data.Buf()[8*i])) = v
+}
+
+// nextPresent makes room for a present value and returns its index.
+func (c *column) nextPresent() int {
 	if c.n == c.capRows {
 		c.grow()
 	}
-	c.setValid(c.n, true)
-	*(*int64)(unsafe.Pointer(&c.data.Buf()[8*c.n])) = v
+	i := c.n
+	c.setValid(i, true)
 	c.n++
+	return i
 }
 
 // newArray hands the values over as an Arrow array; the column is empty

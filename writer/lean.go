@@ -820,7 +820,6 @@ func addToDictionary[K comparable](s *leanScratch, m map[K]int32, key K, i, widt
 const (
 	thriftI32    = 5
 	thriftStruct = 12
-	thriftTrue   = 1
 	thriftFalse  = 2
 )
 
@@ -830,30 +829,33 @@ func thriftI32Value(b []byte, v int32) []byte {
 	return binary.AppendUvarint(b, uint64(uint32(v<<1)^uint32(v>>31)))
 }
 
+// thriftNextI32 writes an i32 field whose id follows the previous one's.
+func thriftNextI32(b []byte, v int32) []byte { return thriftI32Value(thriftField(b, 1, thriftI32), v) }
+
 // pageHeaderStart writes PageHeader fields 1-3: type and sizes.
 func pageHeaderStart(b []byte, pageType int32, uncompressed, compressed int) []byte {
-	b = thriftI32Value(thriftField(b, 1, thriftI32), pageType)
-	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(uncompressed))
-	return thriftI32Value(thriftField(b, 1, thriftI32), int32(compressed))
+	b = thriftNextI32(b, pageType)
+	b = thriftNextI32(b, int32(uncompressed))
+	return thriftNextI32(b, int32(compressed))
 }
 
 func dataPageHeader(b []byte, uncompressed, compressed, numValues int, enc parquet.Encoding) []byte {
 	const dataPage = 0
 	b = pageHeaderStart(b, dataPage, uncompressed, compressed)
 	b = thriftField(b, 2, thriftStruct) // 5: data_page_header
-	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(numValues))
-	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(enc))
-	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(parquet.Encodings.RLE)) // definition levels
-	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(parquet.Encodings.RLE)) // repetition levels
-	return append(b, 0, 0)                                                         // ends data_page_header, PageHeader
+	b = thriftNextI32(b, int32(numValues))
+	b = thriftNextI32(b, int32(enc))
+	b = thriftNextI32(b, int32(parquet.Encodings.RLE)) // definition levels
+	b = thriftNextI32(b, int32(parquet.Encodings.RLE)) // repetition levels
+	return append(b, 0, 0)                             // ends data_page_header, PageHeader
 }
 
 func dictionaryPageHeader(b []byte, uncompressed, compressed, numValues int, enc parquet.Encoding) []byte {
 	const dictionaryPage = 2
 	b = pageHeaderStart(b, dictionaryPage, uncompressed, compressed)
 	b = thriftField(b, 4, thriftStruct) // 7: dictionary_page_header
-	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(numValues))
-	b = thriftI32Value(thriftField(b, 1, thriftI32), int32(enc))
+	b = thriftNextI32(b, int32(numValues))
+	b = thriftNextI32(b, int32(enc))
 	b = thriftField(b, 1, thriftFalse) // is_sorted
 	return append(b, 0, 0)
 }
