@@ -13,34 +13,12 @@ import (
 // benchRecords decodes a generated one-table stream of n DML records.
 func benchRecords(b testing.TB, n, columns int) (*arrowschema.Version, []*cdc.Record) {
 	b.Helper()
-	var buf bytes.Buffer
-	if _, err := gen.Write(&buf, gen.Options{Records: n, Tables: 1, Columns: columns, Seed: 7}); err != nil {
-		b.Fatal(err)
+	vrecs := benchTableRecords(b, n, 1, columns, columns)
+	recs := make([]*cdc.Record, len(vrecs))
+	for i, r := range vrecs {
+		recs[i] = r.rec
 	}
-	dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
-	cat := arrowschema.NewCatalog(arrowschema.Options{BeforeImage: true})
-	var recs []*cdc.Record
-	var table string
-	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-		r := new(cdc.Record)
-		if err := dec.Decode(line, r); err != nil {
-			b.Fatal(err)
-		}
-		switch r.Class {
-		case cdc.ClassSchema:
-			if err := cat.ApplySchemaRecord(r.SchemaID, r.Body); err != nil {
-				b.Fatal(err)
-			}
-		case cdc.ClassObjectMetadata:
-			if _, err := cat.ApplyMetadata(r.Metadata, r.Pos, r.OpTS); err != nil {
-				b.Fatal(err)
-			}
-			table = r.Metadata.Table
-		case cdc.ClassDML:
-			recs = append(recs, r)
-		}
-	}
-	return cat.Current(table), recs
+	return vrecs[0].v, recs
 }
 
 // BenchmarkEncode encodes files of one table (16 columns, with before
@@ -108,4 +86,73 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkAppendTables buffers the same number of records spread over
+// few and over many tables, as one writer under a budget holds them: with
+// many tables each append lands in a buffer the last append did not
+// touch, which is what the 500-table stream pays for.
+//
+//	go test ./writer -run XXX -bench AppendTables
+func BenchmarkAppendTables(b *testing.B) {
+	for _, tables := range []int{4, 500} {
+		b.Run(fmt.Sprintf("tables=%d", tables), func(b *testing.B) {
+			recs := benchTableRecords(b, 200_000, tables, 16, 20)
+			w, _ := New(Config{DeferEncode: true, MaxRows: 1 << 30, MaxBytes: 1 << 40})
+			b.ReportAllocs()
+			for b.Loop() {
+				for i, r := range recs {
+					if _, err := w.Append(r.v, r.rec, Source{Partition: "p0", Offset: int64(i)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				files, err := w.FlushAll("bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, f := range files {
+					f.Release()
+				}
+			}
+			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+type versionedRecord struct {
+	v   *arrowschema.Version
+	rec *cdc.Record
+}
+
+// benchTableRecords decodes a generated stream of n DML records over
+// tables tables of columns to maxColumns columns, each record with the
+// version it was decoded under.
+func benchTableRecords(b testing.TB, n, tables, columns, maxColumns int) []versionedRecord {
+	b.Helper()
+	var buf bytes.Buffer
+	if _, err := gen.Write(&buf, gen.Options{Records: n, Tables: tables, Columns: columns, MaxColumns: maxColumns, Seed: 7}); err != nil {
+		b.Fatal(err)
+	}
+	dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
+	cat := arrowschema.NewCatalog(arrowschema.Options{BeforeImage: true})
+	var recs []versionedRecord
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		r := new(cdc.Record)
+		if err := dec.Decode(line, r); err != nil {
+			b.Fatal(err)
+		}
+		switch r.Class {
+		case cdc.ClassSchema:
+			if err := cat.ApplySchemaRecord(r.SchemaID, r.Body); err != nil {
+				b.Fatal(err)
+			}
+		case cdc.ClassObjectMetadata:
+			if _, err := cat.ApplyMetadata(r.Metadata, r.Pos, r.OpTS); err != nil {
+				b.Fatal(err)
+			}
+		case cdc.ClassDML:
+			recs = append(recs, versionedRecord{cat.Current(r.Table), r})
+		}
+	}
+	return recs
 }

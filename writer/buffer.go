@@ -40,6 +40,15 @@ type buffer struct {
 	changed       *array.ListBuilder
 	changedValues *array.StringBuilder
 
+	// stage holds the rows not yet in the columns, from rowStarts on
+	// (stage.go); withBefore is drainStage's scratch.
+	stage      []byte
+	rowStarts  []int32
+	withBefore []bool
+	stageMem   []byte             // the stage's own memory, from the allocator
+	kinds      []arrowschema.Kind // of each table column: read per row, and the columns are cold
+	mem        memory.Allocator
+
 	rows                    int
 	bytes                   int64
 	firstOffset, lastOffset int64
@@ -64,6 +73,7 @@ const (
 )
 
 func (b *buffer) sizeHint() *sizeHint {
+	b.drainStage()
 	h := &sizeHint{rows: min(b.rows, maxHintRows)}
 	for _, bb := range binaryBuilders(b.builders, nil) {
 		h.data = append(h.data, min(bb.DataLen(), maxHintData))
@@ -125,7 +135,7 @@ func binaryBuilders(bs []array.Builder, out []*array.BinaryBuilder) []*array.Bin
 
 func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string, src Source, now time.Time, hint *sizeHint) *buffer {
 	fields := v.Schema.Fields()
-	b := &buffer{key: key, seg: seg, version: v, created: now, firstOffset: src.Offset, beforeIdx: -1}
+	b := &buffer{key: key, seg: seg, version: v, created: now, firstOffset: src.Offset, beforeIdx: -1, mem: mem}
 	b.fieldCols = make([]*column, len(fields))
 	b.builders = make([]array.Builder, len(fields))
 	text, integer := arrowschema.Type{Kind: arrowschema.KindString}, arrowschema.Type{Kind: arrowschema.KindInt64}
@@ -137,6 +147,7 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 	b.xid, b.pos = at(2, text), at(3, text)
 	for i := range v.Columns {
 		b.cols = append(b.cols, at(4+i, v.Columns[i].Type))
+		b.kinds = append(b.kinds, v.Columns[i].Type.Kind)
 	}
 	field := func(name string) array.Builder {
 		if idx := v.Schema.FieldIndices(name); len(idx) > 0 {
@@ -169,6 +180,10 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 // release frees what the buffer holds; after newRecordBatch only the
 // builders' empty shells are left.
 func (b *buffer) release() {
+	if b.stageMem != nil {
+		b.mem.Free(b.stageMem)
+		b.stageMem, b.stage = nil, nil
+	}
 	for _, f := range b.builders {
 		if f != nil {
 			f.Release()
@@ -193,6 +208,7 @@ func (b *buffer) flushAbsentNulls() {
 
 // newRecordBatch hands the buffer's rows over as a record batch.
 func (b *buffer) newRecordBatch() arrow.RecordBatch {
+	b.drainStage()
 	b.fillPartition()
 	b.flushAbsentNulls()
 	cols := make([]arrow.Array, len(b.builders))
@@ -214,24 +230,21 @@ func (b *buffer) newRecordBatch() arrow.RecordBatch {
 }
 
 // append adds one row and returns the bytes it added to the estimate.
-func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, src Source) int64 {
+// With staged set the columns' values go through the stage (stage.go),
+// otherwise straight to the columns; the lists and Qlik's metacolumns,
+// rarely more than a null per row, are appended here either way.
+func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, src Source, staged bool) int64 {
+	if staged {
+		b.stageRow(rec, row, before, src)
+	} else {
+		b.drainStage()
+		b.appendColumns(rec, row, before, src)
+	}
 	size := int64(8 + len(rec.XID) + len(rec.Pos) + 8)
-	b.opType.appendString(rec.Op.String())
-	b.opTS.appendInt64(rec.OpTS.UnixMicro())
-	if rec.HasXID {
-		b.xid.appendString(rec.XID)
-	} else {
-		b.xid.appendNulls(1)
-	}
-	if rec.HasPos {
-		b.pos.appendString(rec.Pos)
-	} else {
-		b.pos.appendNulls(1)
-	}
 	anyAbsent := false
 	for i := range row {
 		s := &row[i]
-		size += b.cols[i].append(s)
+		size += slotBytes(b.kinds[i], s)
 		if s.state == slotAbsent {
 			anyAbsent = true
 		}
@@ -239,7 +252,6 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 	// src_partition is the buffer's own partition on every row: it is
 	// written when the buffer is flushed (fillPartition), not held row by
 	// row while it fills.
-	b.srcOffset.appendInt64(src.Offset)
 	size += int64(len(src.Partition)) + 8
 	if anyAbsent {
 		b.flushAbsentNulls()
@@ -280,11 +292,9 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 		}
 		size += int64(len(q.ChangeSeq) + 16)
 	}
-	if b.before != nil {
-		if before == nil {
-			b.before.appendNull()
-		} else {
-			size += b.before.appendImage(before)
+	if b.before != nil && before != nil {
+		for i := range before {
+			size += slotBytes(b.kinds[i], &before[i])
 		}
 	}
 	if rec.OpTS.After(b.newestOpTS) {
@@ -298,6 +308,24 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 	}
 	b.lastPos = rec.Pos
 	return size
+}
+
+// slotBytes is what a value adds to the buffer's estimate once appended.
+func slotBytes(kind arrowschema.Kind, s *slot) int64 {
+	if s.state != slotSet {
+		return 1
+	}
+	switch kind {
+	case arrowschema.KindString, arrowschema.KindBinary:
+		return int64(len(s.bytes)) + 4
+	case arrowschema.KindDecimal:
+		return 16
+	case arrowschema.KindBoolean:
+		return 1
+	case arrowschema.KindDate:
+		return 4
+	}
+	return 8
 }
 
 // fillPartition writes the src_partition column, one value for every row.

@@ -119,19 +119,19 @@ func (c *column) offsetsSlice() []int32 {
 	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
 }
 
-// append adds s and returns the bytes it adds to the writer's estimate.
-func (c *column) append(s *slot) int64 {
+// append adds s; slotBytes is what it adds to the writer's estimate.
+func (c *column) append(s *slot) {
 	if s.state != slotSet {
 		c.appendNulls(1)
-		return 1
+		return
 	}
 	switch c.kind {
 	case arrowschema.KindString, arrowschema.KindBinary:
 		c.appendString(unsafe.String(unsafe.SliceData(s.bytes), len(s.bytes)))
-		return int64(len(s.bytes)) + 4
+		return
 	case arrowschema.KindInt64, arrowschema.KindTimestamp:
 		c.appendInt64(s.i64)
-		return 8
+		return
 	}
 	i := c.nextPresent()
 	data := c.data.Buf()
@@ -140,15 +140,11 @@ func (c *column) append(s *slot) int64 {
 		*(*float64)(unsafe.Pointer(&data[8*i])) = s.f64
 	case arrowschema.KindDecimal:
 		*(*decimal128.Num)(unsafe.Pointer(&data[16*i])) = s.dec
-		return 16
 	case arrowschema.KindBoolean:
 		bitutil.SetBitTo(data, i, s.b)
-		return 1
 	case arrowschema.KindDate:
 		*(*int32)(unsafe.Pointer(&data[4*i])) = int32(s.i64)
-		return 4
 	}
-	return 8
 }
 
 // appendString appends a present string (or binary) value.
@@ -260,17 +256,14 @@ func (s *structColumn) appendNull() {
 	s.pending++
 }
 
-// appendImage adds a present image and returns its bytes for the
-// estimate.
-func (s *structColumn) appendImage(slots []slot) int64 {
+// appendImage adds a present image.
+func (s *structColumn) appendImage(slots []slot) {
 	s.flushPending()
 	s.setValid(s.n, true)
 	s.n++
-	var size int64
 	for i := range slots {
-		size += s.fields[i].append(&slots[i])
+		s.fields[i].append(&slots[i])
 	}
-	return size
 }
 
 func (s *structColumn) flushPending() {

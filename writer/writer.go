@@ -300,7 +300,7 @@ func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]
 	if withBefore {
 		before = conv.before.slots
 	}
-	added := b.append(rec, conv.row.slots, before, changed, src)
+	added := b.append(rec, conv.row.slots, before, changed, src, len(w.buffers) > stageAbove)
 	w.buffered += added
 	switch {
 	case b.rows >= w.cfg.MaxRows:
