@@ -29,15 +29,7 @@ func TestDuckDBReadsLeanFilesAsPqarrows(t *testing.T) {
 	if err := os.WriteFile(refPath, ref, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db := duckq.OpenTB(t)
-	count := func(q string, args ...any) int64 {
-		t.Helper()
-		var n int64
-		if err := db.QueryRow(q, args...).Scan(&n); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return n
-	}
+	count := duckCounter(t)
 	if n := count(`SELECT count(*) FROM read_parquet(?)`, leanPath); n != rec.NumRows() {
 		t.Fatalf("DuckDB reads %d rows from the lean file, wrote %d", n, rec.NumRows())
 	}
@@ -59,5 +51,18 @@ func TestDuckDBReadsLeanFilesAsPqarrows(t *testing.T) {
 		if got != want || want == 0 {
 			t.Errorf("%s: %d rows from the lean file, %d from pqarrow's", q, got, want)
 		}
+	}
+}
+
+// duckCounter opens DuckDB and returns a function that runs a count query.
+func duckCounter(t *testing.T) func(q string, args ...any) int64 {
+	db := duckq.OpenTB(t)
+	return func(q string, args ...any) int64 {
+		t.Helper()
+		var n int64
+		if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
 	}
 }

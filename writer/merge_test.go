@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-
-	"github.com/lakehouse-exporter/lakehouse-exporter/internal/duckq"
 )
 
 // Files of one buffer key merge into one file with their row groups in
@@ -89,15 +87,7 @@ func TestMergeFilesKeepsEveryRow(t *testing.T) {
 	if err := os.WriteFile(wp, whole[0].Data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db := duckq.OpenTB(t)
-	count := func(q string, args ...any) int64 {
-		t.Helper()
-		var n int64
-		if err := db.QueryRow(q, args...).Scan(&n); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return n
-	}
+	count := duckCounter(t)
 	for _, pair := range [][2]string{{mp, wp}, {wp, mp}} {
 		if n := count(`SELECT count(*) FROM (SELECT * FROM read_parquet(?) EXCEPT ALL SELECT * FROM read_parquet(?))`, pair[0], pair[1]); n != 0 {
 			t.Errorf("%d rows of %s are not in %s", n, filepath.Base(pair[0]), filepath.Base(pair[1]))
