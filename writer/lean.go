@@ -197,12 +197,12 @@ type leanFile struct {
 // built in a reused buffer and copied out at its exact size: growing a
 // fresh buffer, or reserving one by estimate, cleared megabytes per file.
 func encodeLean(sc *schema.Schema, leaves []leaf, rec arrow.RecordBatch, props *parquet.WriterProperties,
-	kv metadata.KeyValueMetadata) ([]byte, *leanLayout, error) {
+	kv metadata.KeyValueMetadata) ([]byte, error) {
 	f := &leanFile{props: props, level: props.CompressionLevel(), rows: int(rec.NumRows())}
 	if codecType := props.Compression(); codecType != compress.Codecs.Uncompressed {
 		c, err := compress.GetCodec(codecType)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		f.codec = c
 	}
@@ -220,76 +220,30 @@ func encodeLean(sc *schema.Schema, leaves []leaf, rec arrow.RecordBatch, props *
 			leaves[i].plain = mostlyDistinct(v, f.s.seen)
 		}
 	}
-	layout, err := f.encode(sc, leaves, props.MaxRowGroupLength(), kv)
-	if err != nil {
-		return nil, nil, err
+	if err := f.encode(sc, leaves, props.MaxRowGroupLength(), kv); err != nil {
+		return nil, err
 	}
-	return bytes.Clone(f.out.Bytes()), layout, nil
+	return bytes.Clone(f.out.Bytes()), nil
 }
 
-// leanLayout is what a lean file's footer is written from: kept with the
-// file, it lets files of one buffer key be joined into one (MergeFiles)
-// without decoding them.
-type leanLayout struct {
-	rowGroups []rowGroupLayout
-	bodyEnd   int // where the footer starts
-}
-
-type rowGroupLayout struct {
-	rows   int64
-	chunks []chunkLayout
-}
-
-// chunkLayout is a column chunk's metadata, offsets counted from the
-// start of the file.
-type chunkLayout struct {
-	info     metadata.ChunkMetaInfo
-	stats    metadata.EncodedStatistics
-	dict     bool
-	encStats metadata.EncodingStats
-}
-
-func (f *leanFile) encode(sc *schema.Schema, leaves []leaf, rowGroupRows int64, kv metadata.KeyValueMetadata) (*leanLayout, error) {
+func (f *leanFile) encode(sc *schema.Schema, leaves []leaf, rowGroupRows int64, kv metadata.KeyValueMetadata) error {
 	out := f.out
+	fmb := metadata.NewFileMetadataBuilder(sc, f.props, kv)
 	out.WriteString("PAR1")
 	rgRows := int(rowGroupRows)
 	if rgRows <= 0 {
 		rgRows = f.rows
 	}
-	layout := &leanLayout{}
-	for start := 0; start < f.rows; start += rgRows {
+	for start, ordinal := 0, int16(0); start < f.rows; start, ordinal = start+rgRows, ordinal+1 {
 		end := min(start+rgRows, f.rows)
-		rg := rowGroupLayout{rows: int64(end - start), chunks: make([]chunkLayout, len(leaves))}
+		rg := fmb.AppendRowGroup()
+		rg.SetNumRows(end - start)
 		for i := range leaves {
-			if err := f.writeChunk(&rg.chunks[i], &leaves[i], start, end); err != nil {
-				return nil, fmt.Errorf("column %s: %w", leaves[i].col.Path(), err)
+			if err := f.writeChunk(rg.NextColumnChunk(), &leaves[i], start, end); err != nil {
+				return fmt.Errorf("column %s: %w", leaves[i].col.Path(), err)
 			}
 		}
-		layout.rowGroups = append(layout.rowGroups, rg)
-	}
-	layout.bodyEnd = out.Len()
-	if err := writeFooter(out, sc, f.props, kv, layout.rowGroups); err != nil {
-		return nil, err
-	}
-	return layout, nil
-}
-
-// writeFooter writes the file metadata of rowGroups (built with arrow-go's
-// builders) and the closing length and magic.
-func writeFooter(out *bytes.Buffer, sc *schema.Schema, props *parquet.WriterProperties, kv metadata.KeyValueMetadata, rowGroups []rowGroupLayout) error {
-	fmb := metadata.NewFileMetadataBuilder(sc, props, kv)
-	for ordinal, rg := range rowGroups {
-		rgb := fmb.AppendRowGroup()
-		rgb.SetNumRows(int(rg.rows))
-		for i := range rg.chunks {
-			c := &rg.chunks[i]
-			cb := rgb.NextColumnChunk()
-			cb.SetStats(c.stats)
-			if err := cb.Finish(c.info, c.dict, false, c.encStats); err != nil {
-				return err
-			}
-		}
-		if err := rgb.Finish(0, int16(ordinal)); err != nil {
+		if err := rg.Finish(0, ordinal); err != nil {
 			return err
 		}
 	}
@@ -322,7 +276,7 @@ type chunkState struct {
 	usingDictionary bool
 }
 
-func (f *leanFile) writeChunk(out *chunkLayout, l *leaf, start, end int) error {
+func (f *leanFile) writeChunk(cb *metadata.ColumnChunkMetaDataBuilder, l *leaf, start, end int) error {
 	var st chunkState
 	// Levels and the present values are found once for the chunk; pages
 	// are slices of them.
@@ -381,6 +335,7 @@ func (f *leanFile) writeChunk(out *chunkLayout, l *leaf, start, end int) error {
 	}
 	enc := st.stats.encode(l, st.nulls)
 	enc.ApplyStatSizeLimits(int(f.props.MaxStatsSizeFor(l.col.Path())))
+	cb.SetStats(enc)
 	encStats := metadata.EncodingStats{
 		DictEncodingStats: map[parquet.Encoding]int32{},
 		DataEncodingStats: map[parquet.Encoding]int32{},
@@ -391,18 +346,14 @@ func (f *leanFile) writeChunk(out *chunkLayout, l *leaf, start, end int) error {
 	} else {
 		encStats.DataEncodingStats[parquet.Encodings.Plain] = st.pages
 	}
-	*out = chunkLayout{
-		info: metadata.ChunkMetaInfo{
-			NumValues:        st.numValues,
-			DictPageOffset:   st.dictPageOffset,
-			IndexPageOffset:  -1,
-			DataPageOffset:   st.dataPageOffset,
-			CompressedSize:   st.compressed,
-			UncompressedSize: st.uncompressed,
-		},
-		stats: enc, dict: st.usingDictionary, encStats: encStats,
-	}
-	return nil
+	return cb.Finish(metadata.ChunkMetaInfo{
+		NumValues:        st.numValues,
+		DictPageOffset:   st.dictPageOffset,
+		IndexPageOffset:  -1,
+		DataPageOffset:   st.dataPageOffset,
+		CompressedSize:   st.compressed,
+		UncompressedSize: st.uncompressed,
+	}, st.usingDictionary, false, encStats)
 }
 
 // pageRows splits a chunk into pages of about the configured page size.

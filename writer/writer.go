@@ -120,8 +120,6 @@ type File struct {
 	estimate int64          // buffered bytes, until encoded
 	memBytes int64          // memory its rows hold, until encoded
 	enc      *pendingEncode // rows waiting to be encoded (Config.DeferEncode)
-	group    Key            // the buffer it came from
-	merge    *mergeable     // once encoded by the lean encoder
 }
 
 // Key identifies one open buffer.
@@ -451,7 +449,6 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 		Rows:            b.rows,
 		Reason:          reason,
 		SourcePartition: b.key.Partition,
-		group:           b.key,
 		FirstOffset:     b.firstOffset,
 		LastOffset:      b.lastOffset,
 		NewestOpTS:      b.newestOpTS,
@@ -516,9 +513,9 @@ func (w *Writer) prepare(b *buffer) *pendingEncode {
 			{"lakehouse.schema_version", strconv.Itoa(b.key.Version)},
 			{"lakehouse.source_partition", b.key.Partition},
 			{"lakehouse.first_offset", strconv.FormatInt(b.firstOffset, 10)},
-			{kvLastOffset, strconv.FormatInt(b.lastOffset, 10)},
+			{"lakehouse.last_offset", strconv.FormatInt(b.lastOffset, 10)},
 			{"lakehouse.first_pos", b.firstPos},
-			{kvLastPos, b.lastPos},
+			{"lakehouse.last_pos", b.lastPos},
 		},
 		lean: w.cfg.Encoder == EncoderLean,
 	}
@@ -543,11 +540,11 @@ func (f *File) Encode() error {
 			for _, p := range e.kv {
 				kv.Append(p[0], p[1])
 			}
-			data, layout, err := encodeLean(sh.pq, leaves, e.batch, sh.props, kv)
+			data, err := encodeLean(sh.pq, leaves, e.batch, sh.props, kv)
 			if err != nil {
 				return fmt.Errorf("encode %s: %w", f.Key, err)
 			}
-			f.Data, f.merge = data, &mergeable{layout: layout, shape: sh, kv: e.kv}
+			f.Data = data
 			return nil
 		}
 	}
