@@ -64,7 +64,8 @@ type buffer struct {
 type sizeHint struct {
 	rows    int
 	data    []int // bytes of each variable-length builder, in binaryBuilders order
-	colData []int // bytes of each table column, then of each before-image field
+	colRows []int // values of each column (columns order): a before image's fields hold only the images'
+	colData []int // bytes of each column's strings
 }
 
 const (
@@ -79,6 +80,7 @@ func (b *buffer) sizeHint() *sizeHint {
 		h.data = append(h.data, min(bb.DataLen(), maxHintData))
 	}
 	for _, c := range b.columns() {
+		h.colRows = append(h.colRows, min(c.n, maxHintRows))
 		h.colData = append(h.colData, min(c.dataLen, maxHintData))
 	}
 	return h
@@ -97,7 +99,7 @@ func (h *sizeHint) apply(b *buffer) {
 	}
 	for i, c := range b.columns() {
 		if i < len(h.colData) {
-			c.reserve(h.rows, h.colData[i])
+			c.reserve(h.colRows[i], h.colData[i])
 		}
 	}
 }

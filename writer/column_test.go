@@ -94,3 +94,80 @@ func TestWriterReturnsEveryByte(t *testing.T) {
 	files[1].Release()
 	w.Close() // the third file's rows, never flushed
 }
+
+// A before image built from compact fields (values only for the rows with
+// an image) is the struct arrow-go's builder makes appending a null to
+// every field for a row without one: the same validity, the same fields.
+func TestStructColumnMatchesArrowBuilder(t *testing.T) {
+	v := convVersion(t, "S", "string", "B", "binary", "I", "int64", "F", "float64", "D", "decimal(20,3)",
+		"L", "boolean", "T", "timestamp", "A", "date")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(7, 7))
+	dtype := arrow.StructOf(func() []arrow.Field {
+		var fs []arrow.Field
+		for _, c := range v.Columns {
+			fs = append(fs, arrow.Field{Name: c.Name, Type: c.Type.Arrow(), Nullable: true})
+		}
+		return fs
+	}()...)
+	for _, rows := range []int{0, 1, 40, 1000} {
+		for _, imageRatio := range []float64{0, 0.3, 1} {
+			s := newStructColumn(mem, v, dtype)
+			bld := array.NewStructBuilder(mem, dtype)
+			for range rows {
+				if r.Float64() >= imageRatio {
+					s.appendNull()
+					bld.AppendNull()
+					continue
+				}
+				slots := make([]slot, len(v.Columns))
+				bld.Append(true)
+				for i := range slots {
+					sl := &slots[i]
+					sl.state = slotState(1 + r.IntN(2))
+					sl.i64, sl.f64, sl.b = r.Int64N(1e12)-5e11, r.NormFloat64(), r.IntN(2) == 0
+					sl.dec = decimal128.FromI64(r.Int64N(1e9) - 5e8)
+					sl.bytes = []byte("abcdef")[:r.IntN(7)]
+					fb := bld.FieldBuilder(i)
+					if sl.state != slotSet {
+						fb.AppendNull()
+						continue
+					}
+					switch b := fb.(type) {
+					case *array.StringBuilder:
+						b.BinaryBuilder.Append(sl.bytes)
+					case *array.BinaryBuilder:
+						b.Append(sl.bytes)
+					case *array.Int64Builder:
+						b.Append(sl.i64)
+					case *array.Float64Builder:
+						b.Append(sl.f64)
+					case *array.Decimal128Builder:
+						b.Append(sl.dec)
+					case *array.BooleanBuilder:
+						b.Append(sl.b)
+					case *array.TimestampBuilder:
+						b.Append(arrow.Timestamp(sl.i64))
+					case *array.Date32Builder:
+						b.Append(arrow.Date32(sl.i64))
+					}
+				}
+				s.appendImage(slots)
+			}
+			got, want := s.newArray().(*array.Struct), bld.NewArray().(*array.Struct)
+			if !array.Equal(got, want) || got.NullN() != want.NullN() {
+				t.Fatalf("%d rows, %.0f%% images: column built\n%v\nbuilder built\n%v", rows, 100*imageRatio, got, want)
+			}
+			for i := range v.Columns {
+				g, w := got.Field(i), want.Field(i)
+				if !array.Equal(g, w) || g.NullN() != w.NullN() {
+					t.Fatalf("%d rows, %.0f%% images: field %s\n%v\nbuilder built\n%v", rows, 100*imageRatio, v.Columns[i].Name, g, w)
+				}
+			}
+			got.Release()
+			want.Release()
+			bld.Release()
+		}
+	}
+}

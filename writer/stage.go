@@ -186,10 +186,9 @@ func drainColumn(c *column, st []byte, cur []int32) {
 }
 
 // drainBefore appends the staged rows' before images: the struct's
-// validity, then each field, with the rows that have no image as nulls.
+// validity, then each field's values of the rows that have one.
 func (b *buffer) drainBefore(st []byte, cur []int32) {
 	s := b.before
-	s.flushPending()
 	with := b.withBefore[:0]
 	for r, p := range cur {
 		has := st[p] != 0
@@ -203,22 +202,10 @@ func (b *buffer) drainBefore(st []byte, cur []int32) {
 	}
 	b.withBefore = with
 	for _, f := range s.fields {
-		// Runs of rows without an image become one appendNulls each; the
-		// rows with one are drained through a one-row window of cur.
-		nulls := 0
 		for r := range cur {
-			if !with[r] {
-				nulls++
-				continue
+			if with[r] {
+				drainColumn(f, st, cur[r:r+1])
 			}
-			if nulls > 0 {
-				f.appendNulls(nulls)
-				nulls = 0
-			}
-			drainColumn(f, st, cur[r:r+1])
-		}
-		if nulls > 0 {
-			f.appendNulls(nulls)
 		}
 	}
 }
