@@ -39,28 +39,7 @@ func TestColumnMatchesArrowBuilders(t *testing.T) {
 					bld.AppendNulls(3)
 				}
 				c.append(&s)
-				if s.state != slotSet {
-					bld.AppendNull()
-					continue
-				}
-				switch b := bld.(type) {
-				case *array.StringBuilder:
-					b.BinaryBuilder.Append(s.bytes)
-				case *array.BinaryBuilder:
-					b.Append(s.bytes)
-				case *array.Int64Builder:
-					b.Append(s.i64)
-				case *array.Float64Builder:
-					b.Append(s.f64)
-				case *array.Decimal128Builder:
-					b.Append(s.dec)
-				case *array.BooleanBuilder:
-					b.Append(s.b)
-				case *array.TimestampBuilder:
-					b.Append(arrow.Timestamp(s.i64))
-				case *array.Date32Builder:
-					b.Append(arrow.Date32(s.i64))
-				}
+				appendToBuilder(bld, &s)
 			}
 			got, want := c.newArray(), bld.NewArray()
 			if !array.Equal(got, want) || got.NullN() != want.NullN() {
@@ -129,29 +108,7 @@ func TestStructColumnMatchesArrowBuilder(t *testing.T) {
 					sl.i64, sl.f64, sl.b = r.Int64N(1e12)-5e11, r.NormFloat64(), r.IntN(2) == 0
 					sl.dec = decimal128.FromI64(r.Int64N(1e9) - 5e8)
 					sl.bytes = []byte("abcdef")[:r.IntN(7)]
-					fb := bld.FieldBuilder(i)
-					if sl.state != slotSet {
-						fb.AppendNull()
-						continue
-					}
-					switch b := fb.(type) {
-					case *array.StringBuilder:
-						b.BinaryBuilder.Append(sl.bytes)
-					case *array.BinaryBuilder:
-						b.Append(sl.bytes)
-					case *array.Int64Builder:
-						b.Append(sl.i64)
-					case *array.Float64Builder:
-						b.Append(sl.f64)
-					case *array.Decimal128Builder:
-						b.Append(sl.dec)
-					case *array.BooleanBuilder:
-						b.Append(sl.b)
-					case *array.TimestampBuilder:
-						b.Append(arrow.Timestamp(sl.i64))
-					case *array.Date32Builder:
-						b.Append(arrow.Date32(sl.i64))
-					}
+					appendToBuilder(bld.FieldBuilder(i), sl)
 				}
 				s.appendImage(slots)
 			}
@@ -169,5 +126,31 @@ func TestStructColumnMatchesArrowBuilder(t *testing.T) {
 			want.Release()
 			bld.Release()
 		}
+	}
+}
+
+// appendToBuilder appends s to an arrow-go builder of its kind.
+func appendToBuilder(bld array.Builder, s *slot) {
+	if s.state != slotSet {
+		bld.AppendNull()
+		return
+	}
+	switch b := bld.(type) {
+	case *array.StringBuilder:
+		b.BinaryBuilder.Append(s.bytes)
+	case *array.BinaryBuilder:
+		b.Append(s.bytes)
+	case *array.Int64Builder:
+		b.Append(s.i64)
+	case *array.Float64Builder:
+		b.Append(s.f64)
+	case *array.Decimal128Builder:
+		b.Append(s.dec)
+	case *array.BooleanBuilder:
+		b.Append(s.b)
+	case *array.TimestampBuilder:
+		b.Append(arrow.Timestamp(s.i64))
+	case *array.Date32Builder:
+		b.Append(arrow.Date32(s.i64))
 	}
 }
