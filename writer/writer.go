@@ -364,11 +364,12 @@ func (w *Writer) FlushAll(reason string) ([]*File, error) {
 }
 
 // FlushLargest closes the largest buffers until at most target bytes stay
-// buffered, but never one holding less than minBytes: a memory budget too
-// small for the open tables must not turn every record into a file.
-func (w *Writer) FlushLargest(target, minBytes int64, reason string) ([]*File, error) {
+// buffered and at least minFiles are closed, but never one holding less
+// than minBytes: a memory budget too small for the open tables must not
+// turn every record into a file.
+func (w *Writer) FlushLargest(target, minBytes int64, minFiles int, reason string) ([]*File, error) {
 	var files []*File
-	for w.buffered > target && len(w.buffers) > 0 {
+	for (w.buffered > target || len(files) < minFiles) && len(w.buffers) > 0 {
 		var largest *buffer
 		for _, b := range w.buffers {
 			if largest == nil || b.bytes > largest.bytes {

@@ -682,14 +682,20 @@ func TestFlushTableAndLargest(t *testing.T) {
 	}
 
 	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p0", Offset: 3})
-	files, err = w.FlushLargest(1000, 0, "memory")
+	files, err = w.FlushLargest(1000, 0, 0, "memory")
 	if err != nil || len(files) != 1 || files[0].Table != "SALES.ITEMS" || files[0].Reason != "memory" {
 		t.Fatalf("FlushLargest: %+v, %v", files, err)
 	}
 	if w.BufferedBytes() > 1000 || w.BufferedBytes() <= 0 {
 		t.Errorf("BufferedBytes after FlushLargest = %d", w.BufferedBytes())
 	}
-	if files := mustFlushAll(t, w); len(files) != 1 || files[0].Table != "SALES.ORDERS" {
+	// Below the target already, but a file is asked for: the largest goes.
+	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p1", Offset: 4})
+	files, err = w.FlushLargest(1<<40, 0, 1, "budget")
+	if err != nil || len(files) != 1 || files[0].Table != "SALES.ORDERS" || files[0].SourcePartition != "p0" {
+		t.Fatalf("FlushLargest with a file asked for: %+v, %v", files, err)
+	}
+	if files := mustFlushAll(t, w); len(files) != 1 || files[0].Table != "SALES.ORDERS" || files[0].SourcePartition != "p1" {
 		t.Errorf("left: %+v", files)
 	}
 }
