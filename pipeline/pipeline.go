@@ -719,10 +719,10 @@ const dataShare = 0.45
 // allows before it is written: flushing half at a time wrote the largest
 // half of the buffers together, many of them half grown (500 tables under
 // 256 MiB: 3,450 files instead of 4,500 for the same 2M records, at the
-// same peak RSS). A flush still closes a file per CPU at least: reading
-// waits while the files encode, and with a few large tables a tenth is a
-// single file, which left a core idle for its encoding (the 4-table
-// stream ran 40% longer).
+// same peak RSS). A flush still closes a file per CPU at least (but no
+// more than half the open buffers): reading waits while the files encode,
+// and with a few large tables a tenth is a single file, which left a core
+// idle for its encoding (the 4-table stream ran 40% longer).
 const budgetKeep = 0.9
 
 // minBudgetFileBytes is the smallest buffer (by the writer's estimate,
@@ -750,7 +750,8 @@ func (r *runner) keepBudget(ctx context.Context) error {
 		return nil
 	}
 	if open := held - r.up.inflight.Load(); open > limit/2 && r.writer.BufferedBytes() >= r.budgetRetryAt {
-		files, err := r.writer.FlushLargest(int64(float64(r.writer.BufferedBytes())*budgetKeep), minBudgetFileBytes, runtime.GOMAXPROCS(0), "budget")
+		minFiles := min(runtime.GOMAXPROCS(0), max(1, r.writer.OpenBuffers()/2))
+		files, err := r.writer.FlushLargest(int64(float64(r.writer.BufferedBytes())*budgetKeep), minBudgetFileBytes, minFiles, "budget")
 		if uerr := r.upload(ctx, files); err == nil {
 			err = uerr
 		}
