@@ -23,8 +23,12 @@ type buffer struct {
 
 	// fieldCols holds, per schema field, the column that buffers it; the
 	// lists and the Qlik metacolumns (nil here) use arrow-go's builders.
-	fieldCols               []*column
-	opType, opTS, xid, pos  *column
+	fieldCols              []*column
+	opType, opTS, xid, pos *column
+	// ops holds each row's op, a byte; op_type's strings (ten bytes a row
+	// with their offsets) are written at the flush (fillOpType).
+	ops                     *memory.Buffer
+	nOps                    int
 	cols                    []*column // the table's columns
 	srcPartition, srcOffset *column
 	before                  *structColumn // before_image, when the schema has it
@@ -87,6 +91,7 @@ func (b *buffer) sizeHint() *sizeHint {
 }
 
 func (h *sizeHint) apply(b *buffer) {
+	b.ops.Reserve(h.rows)
 	for _, f := range b.builders {
 		if f != nil {
 			f.Reserve(h.rows)
@@ -146,6 +151,7 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 		return b.fieldCols[i]
 	}
 	b.opType, b.opTS = at(0, text), at(1, arrowschema.Type{Kind: arrowschema.KindTimestamp})
+	b.ops = memory.NewResizableBuffer(mem)
 	b.xid, b.pos = at(2, text), at(3, text)
 	for i := range v.Columns {
 		b.cols = append(b.cols, at(4+i, v.Columns[i].Type))
@@ -182,6 +188,10 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 // release frees what the buffer holds; after newRecordBatch only the
 // builders' empty shells are left.
 func (b *buffer) release() {
+	if b.ops != nil {
+		b.ops.Release()
+		b.ops = nil
+	}
 	if b.stageMem != nil {
 		b.mem.Free(b.stageMem)
 		b.stageMem, b.stage = nil, nil
@@ -211,6 +221,7 @@ func (b *buffer) flushAbsentNulls() {
 // newRecordBatch hands the buffer's rows over as a record batch.
 func (b *buffer) newRecordBatch() arrow.RecordBatch {
 	b.drainStage()
+	b.fillOpType()
 	b.fillPartition()
 	b.flushAbsentNulls()
 	cols := make([]arrow.Array, len(b.builders))
@@ -328,6 +339,24 @@ func slotBytes(kind arrowschema.Kind, s *slot) int64 {
 		return 4
 	}
 	return 8
+}
+
+// appendOp records a row's op.
+func (b *buffer) appendOp(op cdc.Op) {
+	if b.nOps == b.ops.Len() {
+		b.ops.Resize(max(64, 2*b.nOps))
+	}
+	b.ops.Buf()[b.nOps] = byte(op)
+	b.nOps++
+}
+
+// fillOpType writes the op_type column from the rows' ops.
+func (b *buffer) fillOpType() {
+	for _, op := range b.ops.Buf()[:b.nOps] {
+		b.opType.appendString(cdc.Op(op).String())
+	}
+	b.ops.Release()
+	b.ops, b.nOps = nil, 0
 }
 
 // fillPartition writes the src_partition column, one value for every row.

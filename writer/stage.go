@@ -114,7 +114,7 @@ func (b *buffer) drainStage() {
 	}
 	st, cur := b.stage, b.rowStarts
 	for r := range cur {
-		b.opType.appendString(cdc.Op(st[cur[r]]).String())
+		b.appendOp(cdc.Op(st[cur[r]]))
 		cur[r]++
 	}
 	drainInt64(b.opTS, st, cur)
@@ -212,7 +212,7 @@ func (b *buffer) drainBefore(st []byte, cur []int32) {
 
 // appendColumns appends a row straight to the columns.
 func (b *buffer) appendColumns(rec *cdc.Record, row, before []slot, src Source) {
-	b.opType.appendString(rec.Op.String())
+	b.appendOp(rec.Op)
 	b.opTS.appendInt64(rec.OpTS.UnixMicro())
 	if rec.HasXID {
 		b.xid.appendString(rec.XID)
