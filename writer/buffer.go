@@ -192,10 +192,7 @@ func (b *buffer) release() {
 		b.ops.Release()
 		b.ops = nil
 	}
-	if b.stageMem != nil {
-		b.mem.Free(b.stageMem)
-		b.stageMem, b.stage = nil, nil
-	}
+	b.dropStage()
 	for _, f := range b.builders {
 		if f != nil {
 			f.Release()
@@ -250,7 +247,10 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 	if staged {
 		b.stageRow(rec, row, before, src)
 	} else {
-		b.drainStage()
+		if b.stageMem != nil {
+			b.drainStage()
+			b.dropStage() // back to few buffers: the stage's memory is not needed
+		}
 		b.appendColumns(rec, row, before, src)
 	}
 	size := int64(8 + len(rec.XID) + len(rec.Pos) + 8)
@@ -352,6 +352,7 @@ func (b *buffer) appendOp(op cdc.Op) {
 
 // fillOpType writes the op_type column from the rows' ops.
 func (b *buffer) fillOpType() {
+	b.opType.reserve(b.nOps, len("REFRESH")*b.nOps)
 	for _, op := range b.ops.Buf()[:b.nOps] {
 		b.opType.appendString(cdc.Op(op).String())
 	}

@@ -349,7 +349,8 @@ func (c *column) appendFrom(src *column, j int) {
 		c.appendString(unsafe.String(unsafe.SliceData(v), len(v)))
 	case c.kind == arrowschema.KindBoolean:
 		v := bitutil.BitIsSet(src.data.Buf(), j)
-		bitutil.SetBitTo(c.data.Buf(), c.nextPresent(), v)
+		i := c.nextPresent() // before Buf: it may grow the bitmap
+		bitutil.SetBitTo(c.data.Buf(), i, v)
 	default:
 		i := c.nextPresent()
 		copy(c.data.Buf()[i*c.width:(i+1)*c.width], src.data.Buf()[j*c.width:(j+1)*c.width])

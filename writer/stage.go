@@ -76,6 +76,14 @@ func (b *buffer) stageRow(rec *cdc.Record, row, before []slot, src Source) {
 	}
 }
 
+// dropStage frees the stage's memory; staged rows must be drained first.
+func (b *buffer) dropStage() {
+	if b.stageMem != nil {
+		b.mem.Free(b.stageMem)
+		b.stageMem, b.stage, b.rowStarts = nil, nil, nil
+	}
+}
+
 func stageOptString(st []byte, ok bool, v string) []byte {
 	if !ok {
 		return append(st, 0)

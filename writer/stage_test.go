@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -83,5 +84,56 @@ func TestStageKeepsEveryValue(t *testing.T) {
 			staged.release()
 			direct.release()
 		})
+	}
+}
+
+// With more buffers open than stageAbove, rows go through the stage, and
+// files flushed while rows are still staged (by rows, by a commit) are
+// byte for byte the files of the same rows written with one buffer open;
+// buffers closed with rows still staged give all their memory back.
+func TestManyOpenBuffersWriteTheSameFiles(t *testing.T) {
+	v, recs := benchRecords(t, 1500, 10)
+	const parts = stageAbove + 8
+	part := func(i int) string { return fmt.Sprintf("p%02d", i%parts) }
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+
+	w := newWriter(t, Config{Allocator: mem, MaxRows: 37})
+	got := map[string][]byte{}
+	for i, r := range recs {
+		for _, f := range mustAppend(t, w, v, r, Source{Partition: part(i), Offset: int64(i)}) {
+			got[f.Key] = f.Data
+		}
+	}
+	for _, f := range mustFlushAll(t, w) {
+		got[f.Key] = f.Data
+	}
+	// Rows still staged when the writer closes.
+	for i, r := range recs[:5*parts] {
+		mustAppend(t, w, v, r, Source{Partition: part(i), Offset: int64(10000 + i)})
+	}
+	w.Close()
+
+	want := map[string][]byte{}
+	for p := range parts {
+		one := newWriter(t, Config{MaxRows: 37})
+		for i, r := range recs {
+			if i%parts == p {
+				for _, f := range mustAppend(t, one, v, r, Source{Partition: part(i), Offset: int64(i)}) {
+					want[f.Key] = f.Data
+				}
+			}
+		}
+		for _, f := range mustFlushAll(t, one) {
+			want[f.Key] = f.Data
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d files with %d buffers open, %d written one buffer at a time", len(got), parts, len(want))
+	}
+	for k, data := range want {
+		if !bytes.Equal(got[k], data) {
+			t.Errorf("%s differs from the file written with one buffer open", k)
+		}
 	}
 }

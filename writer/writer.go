@@ -364,11 +364,13 @@ func (w *Writer) FlushAll(reason string) ([]*File, error) {
 }
 
 // FlushLargest closes the largest buffers until at most target bytes stay
-// buffered and at least minFiles are closed, but never one holding less
+// buffered and at least minFiles are closed (those past the target only
+// while they hold half of what the first did), but never one holding less
 // than minBytes: a memory budget too small for the open tables must not
 // turn every record into a file.
 func (w *Writer) FlushLargest(target, minBytes int64, minFiles int, reason string) ([]*File, error) {
 	var files []*File
+	var first int64 // the first file's bytes
 	for (w.buffered > target || len(files) < minFiles) && len(w.buffers) > 0 {
 		var largest *buffer
 		for _, b := range w.buffers {
@@ -376,8 +378,11 @@ func (w *Writer) FlushLargest(target, minBytes int64, minFiles int, reason strin
 				largest = b
 			}
 		}
-		if largest.bytes < minBytes {
-			break
+		if largest.bytes < minBytes || (w.buffered <= target && 2*largest.bytes < first) {
+			break // the files asked for beyond the target are not worth it this small
+		}
+		if first == 0 {
+			first = largest.bytes
 		}
 		f, err := w.flush(largest, reason)
 		if err != nil {

@@ -690,13 +690,28 @@ func TestFlushTableAndLargest(t *testing.T) {
 		t.Errorf("BufferedBytes after FlushLargest = %d", w.BufferedBytes())
 	}
 	// Below the target already, but a file is asked for: the largest goes.
-	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p1", Offset: 4})
+	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p0", Offset: 4})
+	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p1", Offset: 5})
 	files, err = w.FlushLargest(1<<40, 0, 1, "budget")
 	if err != nil || len(files) != 1 || files[0].Table != "SALES.ORDERS" || files[0].SourcePartition != "p0" {
 		t.Fatalf("FlushLargest with a file asked for: %+v, %v", files, err)
 	}
 	if files := mustFlushAll(t, w); len(files) != 1 || files[0].Table != "SALES.ORDERS" || files[0].SourcePartition != "p1" {
 		t.Errorf("left: %+v", files)
+	}
+
+	// Files asked for past the target come only while they hold half of
+	// what the first did.
+	for i := range 10 {
+		mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p0", Offset: int64(10 + i)})
+	}
+	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p1", Offset: 30})
+	files, err = w.FlushLargest(1<<40, 0, 2, "budget")
+	if err != nil || len(files) != 1 || files[0].SourcePartition != "p0" {
+		t.Fatalf("FlushLargest past the target: %+v, %v", files, err)
+	}
+	if w.OpenBuffers() != 1 {
+		t.Errorf("%d buffers open, want the small one", w.OpenBuffers())
 	}
 }
 
