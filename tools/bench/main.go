@@ -76,6 +76,11 @@ func run(ctx context.Context, o options) error {
 	if err := os.MkdirAll(o.work, 0o755); err != nil {
 		return err
 	}
+	unlock, err := lockWork(o.work)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	in, st, err := stream(o, log)
 	if err != nil {
 		return err
@@ -263,4 +268,19 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// lockWork holds the work folder for one run: two runs in one folder
+// would delete and rewrite each other's outputs (lake/, duckdb/) while the
+// other measures or checks them.
+func lockWork(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another bench run is using %s (%v): wait for it, or give this one its own -work folder", dir, err)
+	}
+	return func() { f.Close() }, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/duckq"
@@ -55,4 +56,23 @@ func TestBenchMeasuresAndChecksRowForRow(t *testing.T) {
 	if err := check(ctx, db, in, lake); err == nil {
 		t.Error("the check passed with a data file missing")
 	}
+}
+
+// A second run in a work folder that a run holds stops at once, saying
+// what to do, instead of deleting the first run's outputs.
+func TestBenchRunsOneAtATimeInAWorkFolder(t *testing.T) {
+	work := t.TempDir()
+	unlock, err := lockWork(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lockWork(work); err == nil || !strings.Contains(err.Error(), "-work") {
+		t.Fatalf("second lock: %v, want an error naming -work", err)
+	}
+	unlock()
+	again, err := lockWork(work)
+	if err != nil {
+		t.Fatalf("lock after the first run ended: %v", err)
+	}
+	again()
 }
