@@ -244,6 +244,7 @@ func (b *buffer) newRecordBatch() arrow.RecordBatch {
 // otherwise straight to the columns; the lists and Qlik's metacolumns,
 // rarely more than a null per row, are appended here either way.
 func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, src Source, staged bool) int64 {
+	b.appendOp(rec.Op) // one byte a row, in either mode: not worth staging
 	if staged {
 		b.stageRow(rec, row, before, src)
 	} else {

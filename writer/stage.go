@@ -3,7 +3,6 @@ package writer
 import (
 	"encoding/binary"
 	"math"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
@@ -40,10 +39,10 @@ const (
 
 var le = binary.LittleEndian
 
-// stageRow appends a row to the stage: op, op_ts, xid, pos, src_offset,
-// the row image, then the before image (when the schema has one). Values
-// are written as drainStage reads them back: a state byte per column
-// value, then the value when it is set.
+// stageRow appends a row to the stage: op_ts, xid, pos, src_offset, the
+// row image, then the before image (when the schema has one). Values are
+// written as drainStage reads them back: a state byte per column value,
+// then the value when it is set.
 func (b *buffer) stageRow(rec *cdc.Record, row, before []slot, src Source) {
 	if b.stageMem == nil {
 		b.stageMem = b.mem.Allocate(stageBytes + stageSlack)
@@ -51,10 +50,9 @@ func (b *buffer) stageRow(rec *cdc.Record, row, before []slot, src Source) {
 	}
 	st := b.stage
 	b.rowStarts = append(b.rowStarts, int32(len(st)))
-	st = append(st, byte(rec.Op))
 	st = le.AppendUint64(st, uint64(rec.OpTS.UnixMicro()))
-	st = stageOptString(st, rec.HasXID, rec.XID)
-	st = stageOptString(st, rec.HasPos, rec.Pos)
+	st = stageString(st, rec.HasXID, rec.XID)
+	st = stageString(st, rec.HasPos, rec.Pos)
 	st = le.AppendUint64(st, uint64(src.Offset))
 	kinds := b.kinds
 	for i := range row {
@@ -84,11 +82,13 @@ func (b *buffer) dropStage() {
 	}
 }
 
-func stageOptString(st []byte, ok bool, v string) []byte {
+// stageString stages a metacolumn's string as stageSlot stages a
+// column's, null unless ok.
+func stageString(st []byte, ok bool, v string) []byte {
 	if !ok {
-		return append(st, 0)
+		return append(st, byte(slotNull))
 	}
-	st = append(st, 1)
+	st = append(st, byte(slotSet))
 	st = le.AppendUint32(st, uint32(len(v)))
 	return append(st, v...)
 }
@@ -121,13 +121,9 @@ func (b *buffer) drainStage() {
 		return
 	}
 	st, cur := b.stage, b.rowStarts
-	for r := range cur {
-		b.appendOp(cdc.Op(st[cur[r]]))
-		cur[r]++
-	}
 	drainInt64(b.opTS, st, cur)
-	drainOptString(b.xid, st, cur)
-	drainOptString(b.pos, st, cur)
+	drainColumn(b.xid, st, cur)
+	drainColumn(b.pos, st, cur)
 	drainInt64(b.srcOffset, st, cur)
 	for _, c := range b.cols {
 		drainColumn(c, st, cur)
@@ -145,20 +141,6 @@ func drainInt64(c *column, st []byte, cur []int32) {
 	for r, p := range cur {
 		c.appendInt64(int64(le.Uint64(st[p:])))
 		cur[r] = p + 8
-	}
-}
-
-func drainOptString(c *column, st []byte, cur []int32) {
-	for r, p := range cur {
-		if st[p] == 0 {
-			c.appendNulls(1)
-			cur[r] = p + 1
-			continue
-		}
-		n := int32(le.Uint32(st[p+1:]))
-		v := st[p+5 : p+5+n]
-		c.appendString(unsafe.String(unsafe.SliceData(v), len(v)))
-		cur[r] = p + 5 + n
 	}
 }
 
@@ -220,7 +202,6 @@ func (b *buffer) drainBefore(st []byte, cur []int32) {
 
 // appendColumns appends a row straight to the columns.
 func (b *buffer) appendColumns(rec *cdc.Record, row, before []slot, src Source) {
-	b.appendOp(rec.Op)
 	b.opTS.appendInt64(rec.OpTS.UnixMicro())
 	if rec.HasXID {
 		b.xid.appendString(rec.XID)
