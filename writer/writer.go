@@ -369,22 +369,27 @@ func (w *Writer) FlushAll(reason string) ([]*File, error) {
 // than minBytes: a memory budget too small for the open tables must not
 // turn every record into a file.
 func (w *Writer) FlushLargest(target, minBytes int64, minFiles int, reason string) ([]*File, error) {
-	var files []*File
-	var first int64 // the first file's bytes
-	for (w.buffered > target || len(files) < minFiles) && len(w.buffers) > 0 {
-		var largest *buffer
-		for _, b := range w.buffers {
-			if largest == nil || b.bytes > largest.bytes {
-				largest = b
-			}
+	// Sorted once: a budget flush takes a tenth of hundreds of buffers,
+	// and looking for the largest again for each was a scan per file.
+	bySize := make([]*buffer, 0, len(w.buffers))
+	for _, b := range w.buffers {
+		bySize = append(bySize, b)
+	}
+	sort.Slice(bySize, func(i, j int) bool {
+		if bySize[i].bytes != bySize[j].bytes {
+			return bySize[i].bytes > bySize[j].bytes
 		}
-		if largest.bytes < minBytes || (w.buffered <= target && 2*largest.bytes < first) {
+		return bySize[i].key.less(bySize[j].key) // ties in a stable order
+	})
+	var files []*File
+	for _, b := range bySize {
+		if w.buffered <= target && len(files) >= minFiles {
+			break
+		}
+		if b.bytes < minBytes || (w.buffered <= target && len(files) > 0 && 2*b.bytes < files[0].estimate) {
 			break // the files asked for beyond the target are not worth it this small
 		}
-		if first == 0 {
-			first = largest.bytes
-		}
-		f, err := w.flush(largest, reason)
+		f, err := w.flush(b, reason)
 		if err != nil {
 			return files, err
 		}
