@@ -499,27 +499,21 @@ func (f *leanFile) writeDataPage(l *leaf, pg *page, st *chunkState) error {
 		s.values = plainValues(l, pg.values, s.values[:0], &st.stats)
 		s.page.Write(s.values)
 	}
-	hdrLen, dataLen, err := f.writePage(s.page.Bytes(), func(h []byte, uncompressed, compressed int) []byte {
-		return dataPageHeader(h, uncompressed, compressed, n, encoding)
-	})
-	if err != nil {
-		return err
-	}
+	offset := f.writePage(st, s.page.Bytes(), dataPage, n, encoding)
 	if st.pages == 0 {
-		st.dataPageOffset = int64(f.out.Len() - hdrLen - dataLen)
+		st.dataPageOffset = offset
 	}
 	st.pages++
 	st.numValues += int64(n)
 	st.nulls += int64(nulls)
-	st.compressed += int64(hdrLen + dataLen)
-	st.uncompressed += int64(hdrLen + s.page.Len())
 	return nil
 }
 
-// writePage compresses body and writes it behind the header that hdr
-// builds; it returns the sizes of both as written.
-func (f *leanFile) writePage(body []byte, hdr func(h []byte, uncompressed, compressed int) []byte) (int, int, error) {
+// writePage compresses body and writes it behind its page header, adds
+// both to the chunk's sizes, and returns the offset the page starts at.
+func (f *leanFile) writePage(st *chunkState, body []byte, pageType int32, numValues int, enc parquet.Encoding) int64 {
 	s := f.s
+	offset := int64(f.out.Len())
 	data := body
 	if f.codec != nil {
 		bound := int(f.codec.CompressBound(int64(len(body))))
@@ -531,10 +525,12 @@ func (f *leanFile) writePage(body []byte, hdr func(h []byte, uncompressed, compr
 			s.comp = data[:0]
 		}
 	}
-	s.hdr = hdr(s.hdr[:0], len(body), len(data))
+	s.hdr = pageHeader(s.hdr[:0], pageType, len(body), len(data), numValues, enc)
 	f.out.Write(s.hdr)
 	f.out.Write(data)
-	return len(s.hdr), len(data), nil
+	st.compressed += int64(len(s.hdr) + len(data))
+	st.uncompressed += int64(len(s.hdr) + len(body))
+	return offset
 }
 
 // selection names the present values to encode: values[start:end] when
@@ -654,7 +650,7 @@ func plainValues(l *leaf, sel selection, dst []byte, acc *statsAcc) []byte {
 func plainInt64(vals []int64, sel selection, dst []byte, acc *statsAcc) []byte {
 	if sel.all {
 		acc.ints(vals[sel.start:sel.end])
-		return append(dst, int64Bytes(vals[sel.start:sel.end])...)
+		return append(dst, arrow.Int64Traits.CastToBytes(vals[sel.start:sel.end])...)
 	}
 	sel.each(func(i int) {
 		acc.int(vals[i])
@@ -670,10 +666,6 @@ func stringData(d arrow.ArrayData) []byte {
 		return b.Bytes()
 	}
 	return nil
-}
-
-func int64Bytes(v []int64) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*8)
 }
 
 // appendDecimal writes v as the big-endian two's complement that a
@@ -698,15 +690,7 @@ func (f *leanFile) writeDictionary(l *leaf, chunk selection, st *chunkState) (bo
 	// statistics; its data pages then only hold indices.
 	s.values = plainValues(l, selection{idx: s.order}, s.values[:0], &st.stats)
 	n := len(s.order)
-	hdrLen, dataLen, err := f.writePage(s.values, func(h []byte, uncompressed, compressed int) []byte {
-		return dictionaryPageHeader(h, uncompressed, compressed, n, f.props.DictionaryPageEncoding())
-	})
-	if err != nil {
-		return false, err
-	}
-	st.dictPageOffset = int64(f.out.Len() - hdrLen - dataLen)
-	st.compressed += int64(hdrLen + dataLen)
-	st.uncompressed += int64(hdrLen + len(s.values))
+	st.dictPageOffset = f.writePage(st, s.values, dictionaryPage, n, f.props.DictionaryPageEncoding())
 	st.dictBitWidth = max(1, bits.Len(uint(n-1)))
 	return true, nil
 }
@@ -825,39 +809,37 @@ const (
 
 func thriftField(b []byte, delta, typ byte) []byte { return append(b, delta<<4|typ) }
 
-func thriftI32Value(b []byte, v int32) []byte {
-	return binary.AppendUvarint(b, uint64(uint32(v<<1)^uint32(v>>31)))
+// thriftNextI32 writes an i32 field whose id follows the previous one's:
+// a zigzag varint, which binary.AppendVarint is.
+func thriftNextI32(b []byte, v int32) []byte {
+	return binary.AppendVarint(thriftField(b, 1, thriftI32), int64(v))
 }
 
-// thriftNextI32 writes an i32 field whose id follows the previous one's.
-func thriftNextI32(b []byte, v int32) []byte { return thriftI32Value(thriftField(b, 1, thriftI32), v) }
+// Page types (PageHeader field 1).
+const (
+	dataPage       = 0
+	dictionaryPage = 2
+)
 
-// pageHeaderStart writes PageHeader fields 1-3: type and sizes.
-func pageHeaderStart(b []byte, pageType int32, uncompressed, compressed int) []byte {
+// pageHeader writes a data page's or dictionary page's PageHeader.
+func pageHeader(b []byte, pageType int32, uncompressed, compressed, numValues int, enc parquet.Encoding) []byte {
 	b = thriftNextI32(b, pageType)
 	b = thriftNextI32(b, int32(uncompressed))
-	return thriftNextI32(b, int32(compressed))
-}
-
-func dataPageHeader(b []byte, uncompressed, compressed, numValues int, enc parquet.Encoding) []byte {
-	const dataPage = 0
-	b = pageHeaderStart(b, dataPage, uncompressed, compressed)
-	b = thriftField(b, 2, thriftStruct) // 5: data_page_header
+	b = thriftNextI32(b, int32(compressed))
+	if pageType == dataPage {
+		b = thriftField(b, 2, thriftStruct) // 5: data_page_header
+	} else {
+		b = thriftField(b, 4, thriftStruct) // 7: dictionary_page_header
+	}
 	b = thriftNextI32(b, int32(numValues))
 	b = thriftNextI32(b, int32(enc))
-	b = thriftNextI32(b, int32(parquet.Encodings.RLE)) // definition levels
-	b = thriftNextI32(b, int32(parquet.Encodings.RLE)) // repetition levels
-	return append(b, 0, 0)                             // ends data_page_header, PageHeader
-}
-
-func dictionaryPageHeader(b []byte, uncompressed, compressed, numValues int, enc parquet.Encoding) []byte {
-	const dictionaryPage = 2
-	b = pageHeaderStart(b, dictionaryPage, uncompressed, compressed)
-	b = thriftField(b, 4, thriftStruct) // 7: dictionary_page_header
-	b = thriftNextI32(b, int32(numValues))
-	b = thriftNextI32(b, int32(enc))
-	b = thriftField(b, 1, thriftFalse) // is_sorted
-	return append(b, 0, 0)
+	if pageType == dataPage {
+		b = thriftNextI32(b, int32(parquet.Encodings.RLE)) // definition levels
+		b = thriftNextI32(b, int32(parquet.Encodings.RLE)) // repetition levels
+	} else {
+		b = thriftField(b, 1, thriftFalse) // is_sorted
+	}
+	return append(b, 0, 0) // ends the page's own header, then PageHeader
 }
 
 // rleEncoder writes Parquet's RLE/bit-packing hybrid: a run of eight or
