@@ -497,12 +497,14 @@ func (w *Writer) prepare(b *buffer) *pendingEncode {
 			nulls = append(nulls, '0'+byte(b2i(rec.Column(i).NullN() > 0)))
 		}
 	}
-	shapes := map[string]*fileShape{}
+	var shapes map[string]*fileShape
 	if conv := w.converters[b.version]; conv != nil {
 		if conv.shapes == nil {
-			conv.shapes = shapes
+			conv.shapes = map[string]*fileShape{}
 		}
 		shapes = conv.shapes
+	} else {
+		shapes = map[string]*fileShape{}
 	}
 	shape := shapes[string(nulls)]
 	if shape == nil {
