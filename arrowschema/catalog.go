@@ -183,6 +183,7 @@ func (c *Catalog) ApplyMetadata(md cdc.TableMetadata, pos string, ts time.Time) 
 	// The caller's Record reuses its Columns slice for the next record it
 	// decodes; a version keeps the metadata for as long as it lives.
 	md.Columns = append([]cdc.Column(nil), md.Columns...)
+	pos = strings.Clone(pos) // a DML record's Pos (inferred Qlik columns) shares reused memory
 	st := c.tables[md.Table]
 	if st == nil {
 		st = &tableState{ddlTypes: map[string]string{}}
@@ -223,6 +224,7 @@ func (c *Catalog) ApplyMetadata(md cdc.TableMetadata, pos string, ts time.Time) 
 // DML until the refreshed metadata arrives.
 func (c *Catalog) ApplyDDL(table, statement, pos string, ts time.Time) (*Event, error) {
 	parsed := ParseDDL(statement)
+	pos = strings.Clone(pos)
 	st := c.tables[table]
 	if st == nil {
 		st = &tableState{ddlTypes: map[string]string{}}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/buger/jsonparser"
 )
@@ -375,11 +376,15 @@ func (d *GoldenGate) meta(t *ggTop, rec *Record, required bool) error {
 	} else if required {
 		return Rejectf(ReasonBadOpTS, "record has no %s", n.OpTS)
 	}
+	text := scalarText
+	if rec.Class == ClassDML {
+		text = scalarView
+	}
 	if t.hasXID {
-		rec.XID, rec.HasXID = scalarText(t.xid), true
+		rec.XID, rec.HasXID = text(t.xid), true
 	}
 	if t.hasPos {
-		rec.Pos, rec.HasPos = scalarText(t.pos), true
+		rec.Pos, rec.HasPos = text(t.pos), true
 	}
 	return nil
 }
@@ -390,6 +395,17 @@ func scalarText(v []byte) string {
 		return s
 	}
 	return string(v)
+}
+
+// scalarView is scalarText without a copy when the text is v itself (no
+// escapes): the string then shares v's memory, as a DML record's field
+// values do. Two strings a record were half of all the objects a run
+// allocated.
+func scalarView(v []byte) string {
+	if len(v) == 0 || hasEscape(v) {
+		return scalarText(v)
+	}
+	return unsafe.String(&v[0], len(v))
 }
 
 // image reads the row image that is member k of the record, from the index.

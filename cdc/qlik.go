@@ -162,16 +162,16 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 		return Rejectf(ReasonBadOpTS, "%s message has no headers.timestamp", op)
 	}
 	if hasXID {
-		rec.XID, rec.HasXID = scalarText(xid), true
+		rec.XID, rec.HasXID = scalarView(xid), true
 	}
 	switch {
 	case streamPos != nil:
-		rec.Pos, rec.HasPos = scalarText(streamPos), true
+		rec.Pos, rec.HasPos = scalarView(streamPos), true
 	case changeSeq != nil:
-		rec.Pos, rec.HasPos = scalarText(changeSeq), true
+		rec.Pos, rec.HasPos = scalarView(changeSeq), true
 	}
 	if changeSeq != nil {
-		q.ChangeSeq = scalarText(changeSeq)
+		q.ChangeSeq = scalarView(changeSeq)
 	}
 	for _, m := range []struct{ name, v string }{{"changeMask", q.ChangeMask}, {"columnMask", q.ColumnMask}} {
 		if _, err := ParseMask(m.v); err != nil {

@@ -158,6 +158,10 @@ type DDL struct {
 
 // Record is one decoded CDC record. A decoder fills a caller-owned Record so
 // that its slices are reused from record to record.
+//
+// A DML record points into the data it was decoded from: its field values,
+// and its XID, Pos and Qlik.ChangeSeq strings, are valid only while that
+// data is unchanged. Copy (strings.Clone) what must outlive it.
 type Record struct {
 	Class Class
 	Table string // qualified table name (DML, OBJECT_METADATA, DDL)

@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -56,7 +57,8 @@ type buffer struct {
 	rows                    int
 	bytes                   int64
 	firstOffset, lastOffset int64
-	firstPos, lastPos       string
+	firstPos                string
+	lastPos                 []byte // reused: a string per row was an allocation per row
 	newestOpTS              time.Time
 }
 
@@ -317,10 +319,11 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 	b.rows++
 	b.bytes += size
 	b.lastOffset = src.Offset
+	// rec.Pos shares the record's memory, which is reused.
 	if b.rows == 1 {
-		b.firstPos = rec.Pos
+		b.firstPos = strings.Clone(rec.Pos)
 	}
-	b.lastPos = rec.Pos
+	b.lastPos = append(b.lastPos[:0], rec.Pos...)
 	return size
 }
 

@@ -528,7 +528,7 @@ func (w *Writer) prepare(b *buffer) *pendingEncode {
 			{"lakehouse.first_offset", strconv.FormatInt(b.firstOffset, 10)},
 			{"lakehouse.last_offset", strconv.FormatInt(b.lastOffset, 10)},
 			{"lakehouse.first_pos", b.firstPos},
-			{"lakehouse.last_pos", b.lastPos},
+			{"lakehouse.last_pos", string(b.lastPos)},
 		},
 		lean: w.cfg.Encoder == EncoderLean,
 	}

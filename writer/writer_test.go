@@ -977,3 +977,54 @@ func TestNewDefaults(t *testing.T) {
 		t.Errorf("default codec %v, want zstd", w.codec)
 	}
 }
+
+// A decoder's DML record shares the memory of the data it was decoded from
+// (xid, pos, values), and the pipeline reuses that memory for the next
+// record: everything the writer keeps must be its own copy.
+func TestRecordMemoryIsNotKeptPastAppend(t *testing.T) {
+	for _, parts := range []int{1, stageAbove + 8} {
+		t.Run(fmt.Sprintf("%d buffers", parts), func(t *testing.T) {
+			f, v := ordersFixture(t, false)
+			w := newWriter(t, Config{MaxRows: 7})
+			var data []byte // one buffer for every record, as the pipeline's
+			var rec cdc.Record
+			const n = 60
+			var files []*File
+			for i := range n {
+				data = fmt.Appendf(data[:0], `{"qual_table":"SALES.ORDERS","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","xid":"tx-%d","pos":"%0*d","after":{"ORDER_ID":%d,"STATUS":"S-%d"}}`,
+					i, 3+i%5, i, i, i)
+				if err := f.dec.Decode(data, &rec); err != nil {
+					t.Fatal(err)
+				}
+				files = append(files, mustAppend(t, w, v, &rec, Source{Partition: fmt.Sprintf("p%02d", i%parts), Offset: int64(i)})...)
+				for j := range data {
+					data[j] = 'X'
+				}
+			}
+			files = append(files, mustFlushAll(t, w)...)
+			pos := func(i int64) string { return fmt.Sprintf("%0*d", 3+int(i)%5, i) }
+			rows := 0
+			for _, fl := range files {
+				p := readParquet(t, fl.Data)
+				ids := p.col("ORDER_ID").(*array.Int64)
+				xids, poss, statuses := p.strings("xid"), p.strings("pos"), p.strings("STATUS")
+				for r := range ids.Len() {
+					id := ids.Value(r)
+					if xids[r] != fmt.Sprintf("tx-%d", id) || poss[r] != pos(id) || statuses[r] != fmt.Sprintf("S-%d", id) {
+						t.Errorf("row %d: xid %q pos %q STATUS %q", id, xids[r], poss[r], statuses[r])
+					}
+				}
+				rows += ids.Len()
+				if got, want := p.kv("lakehouse.first_pos"), pos(fl.FirstOffset); got != want {
+					t.Errorf("%s: first_pos %q, want %q", fl.Key, got, want)
+				}
+				if got, want := p.kv("lakehouse.last_pos"), pos(fl.LastOffset); got != want {
+					t.Errorf("%s: last_pos %q, want %q", fl.Key, got, want)
+				}
+			}
+			if rows != n {
+				t.Errorf("%d rows written, want %d", rows, n)
+			}
+		})
+	}
+}

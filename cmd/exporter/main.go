@@ -148,6 +148,7 @@ type runCmd struct {
 	LogLevel      string        `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error"`
 	ProgressEvery time.Duration `help:"Log progress at this interval (0 turns it off)." default:"5s"`
 	CPUProfile    string        `name:"cpu-profile" help:"Write a Go CPU profile of the whole run to this file (for go tool pprof)." type:"path"`
+	MemProfile    string        `name:"mem-profile" help:"Write a Go allocation profile of the whole run to this file when it ends (for go tool pprof -sample_index=alloc_space)." type:"path"`
 }
 
 func main() {
@@ -264,6 +265,19 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 			return exitUsage
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if r.MemProfile != "" {
+		f, err := os.Create(r.MemProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "exporter: --mem-profile:", err)
+			return exitUsage
+		}
+		defer func() {
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				logger.Error("cannot write the allocation profile", "file", r.MemProfile, "error", err)
+			}
+			f.Close()
+		}()
 	}
 	if c, ok := cfg.Store.(checker); ok {
 		// A missing bucket or bad credentials stop the run at once, not
