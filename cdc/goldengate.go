@@ -443,7 +443,7 @@ func (d *GoldenGate) image(k int, vt jsonparser.ValueType, im *Image, name strin
 				*last = append(*last, fname)
 			}
 		}
-		im.Fields = append(im.Fields, Field{Name: fname, Value: f.value, Type: valueType(f.vt)})
+		im.Fields = append(im.Fields, Field{Name: fname, Value: f.value, Type: valueType(f.vt), Plain: f.plain})
 	}
 	return nil
 }
@@ -547,7 +547,7 @@ func (f *Field) Text(buf []byte) ([]byte, error) {
 	if f.Type != TypeString {
 		return f.Value, nil
 	}
-	if !hasEscape(f.Value) {
+	if f.Plain || !hasEscape(f.Value) {
 		return f.Value, nil
 	}
 	out, err := jsonparser.Unescape(f.Value, buf[:cap(buf)])

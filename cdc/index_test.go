@@ -22,7 +22,7 @@ func objectEach(data []byte) ([]string, error) {
 	return out, err
 }
 
-func indexed(ms []jsonMember) []string {
+func indexed(t *testing.T, ms []jsonMember) []string {
 	var out []string
 	for _, m := range ms {
 		key := m.key
@@ -30,8 +30,22 @@ func indexed(ms []jsonMember) []string {
 			key, _ = jsonparser.Unescape(m.key, nil)
 		}
 		out = append(out, fmt.Sprintf("%q=%q(%v)", key, m.value, m.vt))
+		// plain lets the writer skip unescaping and UTF-8 validation.
+		plain := m.vt == jsonparser.String && bytes.IndexByte(m.value, '\\') < 0 && isASCII(m.value)
+		if m.plain != plain {
+			t.Errorf("member %q value %q: plain %v, want %v", key, m.value, m.plain, plain)
+		}
 	}
 	return out
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // checkIndex: the index agrees with encoding/json on validity and with
@@ -51,7 +65,7 @@ func checkIndex(t *testing.T, data []byte) {
 	if err != nil {
 		t.Fatalf("jsonparser cannot read valid %q: %v", data, err)
 	}
-	if got := indexed(ix.top); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := indexed(t, ix.top); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("%q: top members\n%v\nwant\n%v", data, got, want)
 	}
 	for _, m := range ix.top {
@@ -67,7 +81,7 @@ func checkIndex(t *testing.T, data []byte) {
 		}
 		var got []string
 		if m.count > 0 {
-			got = indexed(ix.nested[m.first : m.first+m.count])
+			got = indexed(t, ix.nested[m.first : m.first+m.count])
 		}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("%q: members of %q\n%v\nwant\n%v", data, m.key, got, want)
@@ -80,6 +94,7 @@ func TestJSONIndex(t *testing.T) {
 		`{}`, `{"a":1}`, ` { "a" : "x\"y" , "b" : { "c" : [1,{"d":2}], "e":{} , "f":{"g":null}} , "h":[{"i":1}], "j":{}} `,
 		`{"a":{"b":1},"a":{"c":2}}`, `{"k\u0041y":{"n\u0042":"\u00e9"}}`, `{"a":[],"b":{"x":[[]],"y":true,"z":false}}`,
 		`[{"a":1}]`, `"x"`, `{"a":1`, `{"a":{"b":}}`, `{"before":null,"after":{"ID":1,"N":-1.5e3,"S":"","T":"2026"}}`,
+		`{"a":"é","b":{"c":"x\\u00e9","d":"plain","e":"caf\u00e9","f":"\u007f","g":["x"]}}`,
 	} {
 		checkIndex(t, []byte(c))
 	}

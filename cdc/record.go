@@ -79,6 +79,10 @@ type Field struct {
 	Name  string
 	Value []byte
 	Type  ValueType
+	// Plain says the decoder saw that the string holds no escape and only
+	// ASCII bytes: Value is then its text, and valid UTF-8, without a
+	// check. False means unknown.
+	Plain bool
 }
 
 // Image is a before or after row image, in document order.

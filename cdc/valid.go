@@ -17,7 +17,8 @@ type jsonMember struct {
 	keyEscaped bool
 	value      []byte
 	vt         jsonparser.ValueType
-	start      int // where the value starts in the data
+	plain      bool // a string value without escapes, all ASCII
+	start      int  // where the value starts in the data
 	// first and count locate, in jsonIndex.nested, the members of a
 	// top-level member whose value is an object.
 	first, count int32
@@ -95,6 +96,9 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 		}
 		return v
 	}
+	// plain says whether the last string scanned had no escape and only
+	// ASCII bytes.
+	plain := false
 	// ended records that the value of the current member at depth d ends
 	// at e.
 	ended := func(d, e int) {
@@ -107,6 +111,7 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 		v := data[m.start:e]
 		if m.vt == jsonparser.String {
 			v = v[1 : len(v)-1]
+			m.plain = plain
 		}
 		m.value = v
 	}
@@ -146,9 +151,11 @@ func scanJSON(data []byte, ix *jsonIndex) bool {
 			}
 			continue
 		case c == '"':
-			if i, _ = stringEnd(data, i); i < 0 {
+			var escaped, ascii bool
+			if i, escaped, ascii = stringEnd(data, i); i < 0 {
 				return false
 			}
+			plain = !escaped && ascii
 		case c == '-' || (c >= '0' && c <= '9'):
 			if i = numberEnd(data, i); i < 0 {
 				return false
@@ -215,7 +222,7 @@ func objectKey(data []byte, i int) (value, keyEnd int, escaped bool) {
 	if i >= len(data) || data[i] != '"' {
 		return -1, 0, false
 	}
-	if keyEnd, escaped = stringEnd(data, i); keyEnd < 0 {
+	if keyEnd, escaped, _ = stringEnd(data, i); keyEnd < 0 {
 		return -1, 0, false
 	}
 	i = skipSpace(data, keyEnd)
@@ -242,43 +249,45 @@ func hasLiteral(data []byte, i int, lit string) bool {
 }
 
 // stringEnd returns the index after the string that starts at i (a
-// quote), and whether the string holds an escape.
-func stringEnd(data []byte, i int) (int, bool) {
+// quote), whether the string holds an escape, and whether all its bytes
+// are ASCII.
+func stringEnd(data []byte, i int) (end int, escaped, ascii bool) {
 	i++
-	escaped := false
+	var high byte // every byte of the string or'ed: ASCII when below 0x80
 	for i < len(data) {
 		c := data[i]
 		switch {
 		case c == '"':
-			return i + 1, escaped
+			return i + 1, escaped, high < 0x80
 		case c == '\\':
 			escaped = true
 			if i+1 >= len(data) {
-				return -1, false
+				return -1, false, false
 			}
 			switch data[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(data) {
-					return -1, false
+					return -1, false, false
 				}
 				for _, h := range data[i+2 : i+6] {
 					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return -1, false
+						return -1, false, false
 					}
 				}
 				i += 6
 			default:
-				return -1, false
+				return -1, false, false
 			}
 		case c < 0x20:
-			return -1, false
+			return -1, false, false
 		default:
+			high |= c
 			i++
 		}
 	}
-	return -1, false
+	return -1, false, false
 }
 
 // numberEnd returns the index after the number that starts at i.

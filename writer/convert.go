@@ -105,7 +105,7 @@ func (c *imageConverter) convertValue(idx int, t arrowschema.Type, f *cdc.Field,
 	case arrowschema.KindString:
 		// Parquet strings are UTF-8 and readers (DuckDB) refuse a file with
 		// anything else; JSON validation does not check it.
-		if !utf8.Valid(text) {
+		if !f.Plain && !utf8.Valid(text) {
 			return errors.New("string is not valid UTF-8")
 		}
 		s.bytes = text
