@@ -14,9 +14,9 @@ func validJSON(data []byte) bool { return scanJSON(data, nil) }
 // type.
 type jsonMember struct {
 	key        []byte
-	keyEscaped bool
 	value      []byte
 	vt         jsonparser.ValueType
+	keyEscaped bool
 	plain      bool // a string value without escapes, all ASCII
 	start      int  // where the value starts in the data
 	// first and count locate, in jsonIndex.nested, the members of a
