@@ -170,6 +170,7 @@ type runner struct {
 
 	budgetWarned  bool
 	budgetRetryAt int64 // the writer's buffered estimate at which to look for a buffer to flush again
+	budgetLead    int64 // how far below the budget to flush: what the last budget flush added
 
 	// catalogs holds the schema catalog: one shared one (key "") for
 	// sources replayed from their beginning, else one per partition.
@@ -725,6 +726,15 @@ const dataShare = 0.45
 // idle for its encoding (the 4-table stream ran 40% longer).
 const budgetKeep = 0.9
 
+// maxBudgetLead bounds how early (as a share of the data's budget) a
+// flush starts, so that files stay at least half the size the budget
+// allows: with four tables one flush takes more than half the data.
+// Measured on the benchmark streams against flushing at the budget: 4
+// tables 41 files instead of 28 (output 0.8% larger), 1.06–1.16× the
+// records/s in three of four alternating pairs; 500 tables 1.04 and
+// 1.09×, with lower peak RSS.
+const maxBudgetLead = 0.5
+
 // minBudgetFileBytes is the smallest buffer (by the writer's estimate,
 // about a hundred rows of a typical table) the budget flushes: each
 // buffer's builders hold a few KiB even when nearly empty, and with
@@ -746,17 +756,25 @@ func (r *runner) keepBudget(ctx context.Context) error {
 	limit := int64(float64(r.cfg.MaxBufferBytes) * dataShare)
 	held := r.dataBytes()
 	r.sum.PeakHeldBytes = max(r.sum.PeakHeldBytes, held)
-	if held <= limit {
+	// A flush adds its files' memory again while they encode, so flushing
+	// at the limit stopped reading until they were done. Flushing early,
+	// by what the last flush added, lets them encode while reading goes on.
+	early := r.up.inflight.Load() == 0 && held+r.budgetLead > limit
+	if held <= limit && !early {
 		return nil
 	}
 	if open := held - r.up.inflight.Load(); open > limit/2 && r.writer.BufferedBytes() >= r.budgetRetryAt {
 		minFiles := min(runtime.GOMAXPROCS(0), max(1, r.writer.OpenBuffers()/2))
+		before := r.up.inflight.Load()
 		files, err := r.writer.FlushLargest(int64(float64(r.writer.BufferedBytes())*budgetKeep), minBudgetFileBytes, minFiles, "budget")
 		if uerr := r.upload(ctx, files); err == nil {
 			err = uerr
 		}
 		if err != nil {
 			return err
+		}
+		if len(files) > 0 {
+			r.budgetLead = min(max(0, r.up.inflight.Load()-before), int64(float64(limit)*maxBudgetLead))
 		}
 		r.budgetRetryAt = 0
 		if len(files) == 0 {
