@@ -2,6 +2,7 @@ package cdc
 
 import (
 	"bytes"
+	"os"
 	"testing"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
@@ -11,14 +12,41 @@ import (
 // columns, with before images on updates and deletes).
 func BenchmarkGoldenGateDecode(b *testing.B) {
 	var buf bytes.Buffer
-	st, err := gen.Write(&buf, gen.Options{Records: 20000, Columns: 16, Seed: 3})
+	if _, err := gen.Write(&buf, gen.Options{Records: 20000, Columns: 16, Seed: 3}); err != nil {
+		b.Fatal(err)
+	}
+	d, _ := NewGoldenGate(GoldenGateNames{})
+	benchmarkDecode(b, d, bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")))
+}
+
+// BenchmarkQlikDecode decodes the Qlik sample's data messages, for a
+// comparison per byte with BenchmarkGoldenGateDecode.
+func BenchmarkQlikDecode(b *testing.B) {
+	data, err := os.ReadFile("../testdata/qlik/sample.jsonl")
 	if err != nil {
 		b.Fatal(err)
 	}
-	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
-	d, _ := NewGoldenGate(GoldenGateNames{})
+	d := NewQlik(QlikOptions{})
+	var lines [][]byte
 	var rec Record
-	b.SetBytes(st.Bytes)
+	for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		if d.Decode(l, &rec) == nil && rec.Class == ClassDML {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		b.Fatal("no data messages in the sample")
+	}
+	benchmarkDecode(b, d, lines)
+}
+
+func benchmarkDecode(b *testing.B, d interface{ Decode([]byte, *Record) error }, lines [][]byte) {
+	var size int64
+	for _, l := range lines {
+		size += int64(len(l))
+	}
+	var rec Record
+	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, l := range lines {

@@ -81,7 +81,7 @@ func checkIndex(t *testing.T, data []byte) {
 		}
 		var got []string
 		if m.count > 0 {
-			got = indexed(t, ix.nested[m.first : m.first+m.count])
+			got = indexed(t, ix.nested[m.first:m.first+m.count])
 		}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("%q: members of %q\n%v\nwant\n%v", data, m.key, got, want)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/buger/jsonparser"
 )
@@ -25,6 +26,7 @@ type QlikOptions struct {
 type Qlik struct {
 	opts   QlikOptions
 	intern interner
+	ix     jsonIndex // of the message being decoded
 }
 
 // NewQlik returns a Qlik decoder.
@@ -34,59 +36,109 @@ func NewQlik(opts QlikOptions) *Qlik { return &Qlik{opts: opts, intern: newInter
 func (d *Qlik) Decode(data []byte, rec *Record) error {
 	rec.Reset()
 	rec.Format = FormatQlik
-	if !validJSON(data) {
+	// One validating pass indexes the message, as for GoldenGate: a
+	// lookup per member read the message eight times.
+	ix := &d.ix
+	if !scanJSON(data, ix) {
 		return Rejectf(ReasonMalformedJSON, "message is not valid JSON")
 	}
-	if _, vt, _, err := jsonparser.Get(data); err != nil || vt != jsonparser.Object {
+	if !ix.isObj {
 		return Rejectf(ReasonMalformedJSON, "message is not a JSON object")
 	}
-	if magic, vt, _, err := jsonparser.Get(data, "magic"); err == nil {
-		if vt != jsonparser.String || string(magic) != "atMSG" {
-			return Rejectf(ReasonMalformedJSON, "envelope magic is %q, want \"atMSG\"", truncate(string(magic), 32))
+	if magic := memberNamed(ix.top, "magic"); magic != nil {
+		if magic.vt != jsonparser.String || string(magic.value) != "atMSG" {
+			return Rejectf(ReasonMalformedJSON, "envelope magic is %q, want \"atMSG\"", truncate(string(magic.value), 32))
 		}
-		typ, _ := jsonparser.GetString(data, "type")
-		msg, vt, _, err := jsonparser.Get(data, "message")
-		if err != nil || vt != jsonparser.Object {
+		typ := stringMember(ix.top, "type")
+		msg := memberNamed(ix.top, "message")
+		if msg == nil || msg.vt != jsonparser.Object {
 			return Rejectf(ReasonMissingField, "envelope has no message object")
 		}
 		switch typ {
 		case "DT":
-			return d.dataMessage(msg, rec)
+			inner := msg.value
+			scanJSON(inner, ix) // valid: part of a valid message
+			return d.dataMessage(inner, rec)
 		case "MD":
-			return d.metadataMessage(msg, rec)
+			return d.metadataMessage(msg.value, rec)
 		}
 		return Rejectf(ReasonUnknownOp, "envelope type %q is neither DT (data) nor MD (metadata)", truncate(typ, 32))
 	}
-	if has(data, "lineage") || has(data, "tableStructure") {
+	if memberNamed(ix.top, "lineage") != nil || memberNamed(ix.top, "tableStructure") != nil {
 		return d.metadataMessage(data, rec)
 	}
-	if has(data, "headers") {
+	if memberNamed(ix.top, "headers") != nil {
 		return d.dataMessage(data, rec)
 	}
 	return Rejectf(ReasonMissingField, "message has neither headers (data message) nor lineage/tableStructure (metadata message)")
 }
 
-func has(data []byte, key string) bool {
-	_, _, _, err := jsonparser.Get(data, key)
-	return err == nil
+// memberNamed returns the first member called key (as jsonparser.Get
+// finds it), or nil.
+func memberNamed(ms []jsonMember, key string) *jsonMember {
+	for i := range ms {
+		if memberKey(&ms[i]) == key {
+			return &ms[i]
+		}
+	}
+	return nil
 }
 
+// memberKey is a member's key unescaped ("" when it cannot be).
+func memberKey(m *jsonMember) string {
+	if !m.keyEscaped {
+		return unsafe.String(unsafe.SliceData(m.key), len(m.key))
+	}
+	u, err := jsonparser.Unescape(m.key, nil)
+	if err != nil {
+		return ""
+	}
+	return string(u)
+}
+
+// stringMember is jsonparser.GetString of the first member called key:
+// its text unescaped, or "" when it is missing or not a string.
+func stringMember(ms []jsonMember, key string) string {
+	m := memberNamed(ms, key)
+	if m == nil || m.vt != jsonparser.String {
+		return ""
+	}
+	s, err := jsonparser.ParseString(m.value)
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+// members returns the members of m, an object indexed in ix.nested.
+func (ix *jsonIndex) members(m *jsonMember) []jsonMember {
+	if m.count == 0 {
+		return nil
+	}
+	return ix.nested[m.first : m.first+m.count]
+}
+
+// dataMessage reads a data message that d.ix indexes.
 func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 	rec.Body = msg
-	headers, vt, _, err := jsonparser.Get(msg, "headers")
-	if err != nil || vt != jsonparser.Object {
+	ix := &d.ix
+	hm := memberNamed(ix.top, "headers")
+	if hm == nil || hm.vt != jsonparser.Object {
 		return Rejectf(ReasonMissingField, "data message has no headers object")
 	}
+	headers := ix.members(hm)
 	var opName, ts, streamPos, changeSeq, xid []byte
 	var hasTS, hasXID, badTS bool
 	q := &rec.Qlik
-	err = jsonparser.ObjectEach(headers, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
+	for i := range headers {
+		m := &headers[i]
+		value, vt := m.value, m.vt
 		str := func() string { s, _ := jsonparser.ParseString(value); return s }
 		if vt == jsonparser.String && len(value) == 0 {
 			// Full-load messages carry empty strings for CDC-only headers.
-			return nil
+			continue
 		}
-		switch string(key) {
+		switch memberKey(m) {
 		case "operation":
 			opName = value
 		case "timestamp":
@@ -122,10 +174,6 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 				q.LastEvent, q.HasLastEvent = false, true
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return Rejectf(ReasonMalformedJSON, "cannot read headers: %v", err)
 	}
 	if badTS {
 		return Rejectf(ReasonBadOpTS, "headers.timestamp is %s, want an ISO 8601 string", truncate(string(ts), 64))
@@ -145,7 +193,7 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 		return Rejectf(ReasonUnknownOp, "unknown operation %q (expected REFRESH, INSERT, UPDATE or DELETE)", truncate(op, 64))
 	}
 	rec.Class = ClassDML
-	if err := d.table(msg, headers, rec); err != nil {
+	if err := d.table(ix.top, headers, rec); err != nil {
 		return err
 	}
 	if hasTS {
@@ -178,10 +226,10 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 			return Rejectf(ReasonBadMask, "%s %q: %v", m.name, truncate(m.v, 64), err)
 		}
 	}
-	if err := d.image(msg, "data", &rec.After); err != nil {
+	if err := d.image(ix, "data", &rec.After); err != nil {
 		return err
 	}
-	if err := d.image(msg, "beforeData", &rec.Before); err != nil {
+	if err := d.image(ix, "beforeData", &rec.Before); err != nil {
 		return err
 	}
 	if !rec.RowImage().Present {
@@ -192,13 +240,13 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 
 // table names a data message's table: schema and table of the message (or
 // of its headers), else the configured default.
-func (d *Qlik) table(msg, headers []byte, rec *Record) error {
-	for _, src := range [][]byte{msg, headers} {
-		tab, err := jsonparser.GetString(src, "table")
-		if err != nil || tab == "" {
+func (d *Qlik) table(msg, headers []jsonMember, rec *Record) error {
+	for _, src := range [][]jsonMember{msg, headers} {
+		tab := stringMember(src, "table")
+		if tab == "" {
 			continue
 		}
-		sch, _ := jsonparser.GetString(src, "schema")
+		sch := stringMember(src, "schema")
 		rec.Table = d.intern.string(joinQualified(sch, tab))
 		return nil
 	}
@@ -209,21 +257,23 @@ func (d *Qlik) table(msg, headers []byte, rec *Record) error {
 	return Rejectf(ReasonBadTableName, "message names no schema/table and no default table is configured (--qlik-table)")
 }
 
-func (d *Qlik) image(msg []byte, key string, im *Image) error {
-	v, vt, _, err := jsonparser.Get(msg, key)
-	if err != nil || vt == jsonparser.Null {
+func (d *Qlik) image(ix *jsonIndex, key string, im *Image) error {
+	m := memberNamed(ix.top, key)
+	if m == nil || m.vt == jsonparser.Null {
 		return nil
 	}
-	if vt != jsonparser.Object {
-		return Rejectf(ReasonMalformedJSON, "%s is a %s, want an object", key, vt)
+	if m.vt != jsonparser.Object {
+		return Rejectf(ReasonMalformedJSON, "%s is a %s, want an object", key, m.vt)
 	}
 	im.Present = true
-	err = jsonparser.ObjectEach(v, func(k, value []byte, vt jsonparser.ValueType, _ int) error {
-		im.Fields = append(im.Fields, Field{Name: d.intern.bytes(k), Value: value, Type: valueType(vt)})
-		return nil
-	})
-	if err != nil {
-		return Rejectf(ReasonMalformedJSON, "cannot read %s: %v", key, err)
+	for i, f := range ix.members(m) {
+		var name string
+		if f.keyEscaped {
+			name = d.intern.string(memberKey(&ix.members(m)[i]))
+		} else {
+			name = d.intern.bytes(f.key) // copied: the key is the message's memory
+		}
+		im.Fields = append(im.Fields, Field{Name: name, Value: f.value, Type: valueType(f.vt), Plain: f.plain})
 	}
 	return nil
 }
@@ -290,7 +340,14 @@ func (d *Qlik) metadataMessage(msg []byte, rec *Record) error {
 	}
 	cols := make([]ordered, 0, len(m.TableStructure.TableColumns))
 	seen := map[int]string{}
-	for name, c := range m.TableStructure.TableColumns {
+	// In name order, so that a bad message gets the same error each time.
+	names := make([]string, 0, len(m.TableStructure.TableColumns))
+	for name := range m.TableStructure.TableColumns {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := m.TableStructure.TableColumns[name]
 		if c.Ordinal == nil || *c.Ordinal < 1 {
 			return Rejectf(ReasonBadMetadata, "column %q of %s has no positive ordinal", name, rec.Table)
 		}
