@@ -24,9 +24,10 @@ import (
 
 // The lean encoder writes the pages of the columns the exporter produces
 // (flat primitives, a struct of primitives, a list of primitives) itself,
-// and leaves the file's schema and footer to arrow-go: pqarrow.ToParquet
-// derives the Parquet schema and metadata's builders write the footer, so
-// a file differs from pqarrow's own only in how its pages were built.
+// and leaves the file's schema to arrow-go: pqarrow.ToParquet derives the
+// Parquet schema, and the footer is written as metadata's builders would
+// write it (footer.go), so a file differs from pqarrow's own only in how
+// its pages were built.
 // The profile showed arrow-go's generic column writers costing more than
 // the compression they feed (levels for every shape, per-value visitors,
 // a page writer per column with its own buffers) and about 5 ms per file
@@ -191,14 +192,23 @@ type leanFile struct {
 	level int
 	s     *leanScratch
 	rows  int
+	// footer appends the footer: appendFooter, or arrow-go's builders in
+	// the test that holds the two to the same bytes.
+	footer    func(fs *footerShape, b []byte, rowGroups []rowGroupMeta, kv metadata.KeyValueMetadata) []byte
+	rowGroups []rowGroupMeta
 }
 
 // encodeLean returns rec as a Parquet file with schema sc. The file is
 // built in a reused buffer and copied out at its exact size: growing a
 // fresh buffer, or reserving one by estimate, cleared megabytes per file.
-func encodeLean(sc *schema.Schema, leaves []leaf, rec arrow.RecordBatch, props *parquet.WriterProperties,
+func encodeLean(fs *footerShape, leaves []leaf, rec arrow.RecordBatch, props *parquet.WriterProperties,
 	kv metadata.KeyValueMetadata) ([]byte, error) {
-	f := &leanFile{props: props, level: props.CompressionLevel(), rows: int(rec.NumRows())}
+	f := &leanFile{props: props, level: props.CompressionLevel(), rows: int(rec.NumRows()), footer: (*footerShape).appendFooter}
+	return f.encodeBatch(fs, leaves, rec, kv)
+}
+
+func (f *leanFile) encodeBatch(fs *footerShape, leaves []leaf, rec arrow.RecordBatch, kv metadata.KeyValueMetadata) ([]byte, error) {
+	props := f.props
 	if codecType := props.Compression(); codecType != compress.Codecs.Uncompressed {
 		c, err := compress.GetCodec(codecType)
 		if err != nil {
@@ -220,43 +230,34 @@ func encodeLean(sc *schema.Schema, leaves []leaf, rec arrow.RecordBatch, props *
 			leaves[i].plain = mostlyDistinct(v, f.s.seen)
 		}
 	}
-	if err := f.encode(sc, leaves, props.MaxRowGroupLength(), kv); err != nil {
+	if err := f.encode(fs, leaves, props.MaxRowGroupLength(), kv); err != nil {
 		return nil, err
 	}
 	return bytes.Clone(f.out.Bytes()), nil
 }
 
-func (f *leanFile) encode(sc *schema.Schema, leaves []leaf, rowGroupRows int64, kv metadata.KeyValueMetadata) error {
+func (f *leanFile) encode(fs *footerShape, leaves []leaf, rowGroupRows int64, kv metadata.KeyValueMetadata) error {
 	out := f.out
-	fmb := metadata.NewFileMetadataBuilder(sc, f.props, kv)
 	out.WriteString("PAR1")
 	rgRows := int(rowGroupRows)
 	if rgRows <= 0 {
 		rgRows = f.rows
 	}
-	for start, ordinal := 0, int16(0); start < f.rows; start, ordinal = start+rgRows, ordinal+1 {
+	f.rowGroups = f.rowGroups[:0]
+	for start := 0; start < f.rows; start += rgRows {
 		end := min(start+rgRows, f.rows)
-		rg := fmb.AppendRowGroup()
-		rg.SetNumRows(end - start)
+		rg := rowGroupMeta{rows: int64(end - start), chunks: make([]chunkMeta, len(leaves))}
 		for i := range leaves {
-			if err := f.writeChunk(rg.NextColumnChunk(), &leaves[i], start, end); err != nil {
+			if err := f.writeChunk(&rg.chunks[i], &fs.columns[i], &leaves[i], start, end); err != nil {
 				return fmt.Errorf("column %s: %w", leaves[i].col.Path(), err)
 			}
 		}
-		if err := rg.Finish(0, ordinal); err != nil {
-			return err
-		}
+		f.rowGroups = append(f.rowGroups, rg)
 	}
-	fmd, err := fmb.Finish()
-	if err != nil {
-		return err
-	}
-	n, err := fmd.WriteTo(out, nil)
-	if err != nil {
-		return err
-	}
+	start := out.Len()
+	out.Write(f.footer(fs, out.AvailableBuffer(), f.rowGroups, kv))
 	var tail [8]byte
-	binary.LittleEndian.PutUint32(tail[:4], uint32(n))
+	binary.LittleEndian.PutUint32(tail[:4], uint32(out.Len()-start))
 	copy(tail[4:], "PAR1")
 	out.Write(tail[:])
 	return nil
@@ -276,7 +277,7 @@ type chunkState struct {
 	usingDictionary bool
 }
 
-func (f *leanFile) writeChunk(cb *metadata.ColumnChunkMetaDataBuilder, l *leaf, start, end int) error {
+func (f *leanFile) writeChunk(cm *chunkMeta, col *footerColumn, l *leaf, start, end int) error {
 	var st chunkState
 	// Levels and the present values are found once for the chunk; pages
 	// are slices of them.
@@ -334,26 +335,19 @@ func (f *leanFile) writeChunk(cb *metadata.ColumnChunkMetaDataBuilder, l *leaf, 
 		vv += pg.present
 	}
 	enc := st.stats.encode(l, st.nulls)
-	enc.ApplyStatSizeLimits(int(f.props.MaxStatsSizeFor(l.col.Path())))
-	cb.SetStats(enc)
-	encStats := metadata.EncodingStats{
-		DictEncodingStats: map[parquet.Encoding]int32{},
-		DataEncodingStats: map[parquet.Encoding]int32{},
+	enc.ApplyStatSizeLimits(col.maxStats)
+	*cm = chunkMeta{
+		numValues:      st.numValues,
+		dataPageOffset: st.dataPageOffset,
+		compressed:     st.compressed,
+		uncompressed:   st.uncompressed,
+		dataPages:      st.pages,
+		stats:          enc,
 	}
 	if st.usingDictionary {
-		encStats.DictEncodingStats[f.props.DictionaryPageEncoding()] = 1
-		encStats.DataEncodingStats[f.props.DictionaryIndexEncoding()] = st.pages
-	} else {
-		encStats.DataEncodingStats[parquet.Encodings.Plain] = st.pages
+		cm.dictPageOffset = st.dictPageOffset
 	}
-	return cb.Finish(metadata.ChunkMetaInfo{
-		NumValues:        st.numValues,
-		DictPageOffset:   st.dictPageOffset,
-		IndexPageOffset:  -1,
-		DataPageOffset:   st.dataPageOffset,
-		CompressedSize:   st.compressed,
-		UncompressedSize: st.uncompressed,
-	}, st.usingDictionary, false, encStats)
+	return nil
 }
 
 // pageRows splits a chunk into pages of about the configured page size.
@@ -798,14 +792,6 @@ func addToDictionary[K comparable](s *leanScratch, m map[K]int32, key K, i, widt
 	s.dict = append(s.dict, k)
 	return added
 }
-
-// Thrift compact protocol, for the two page headers: the footer is
-// arrow-go's.
-const (
-	thriftI32    = 5
-	thriftStruct = 12
-	thriftFalse  = 2
-)
 
 func thriftField(b []byte, delta, typ byte) []byte { return append(b, delta<<4|typ) }
 

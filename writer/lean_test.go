@@ -140,10 +140,7 @@ func encodeBoth(t *testing.T, rec arrow.RecordBatch, codec compress.Compression,
 	}
 	md := leanKeyValues(rec.Schema(), mem)
 	md.Append(kv[0][0], kv[0][1])
-	out, err := encodeLean(sc, leaves, rec, props, md)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := encodeLeanChecked(t, sc, leaves, rec, props, md)
 	var refOut bytes.Buffer
 	fw, err := pqarrow.NewFileWriter(rec.Schema(), &refOut, props, arrProps)
 	if err != nil {

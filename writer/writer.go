@@ -167,6 +167,7 @@ type fileShape struct {
 	pq       *pqschema.Schema
 	pqErr    error
 	kv       metadata.KeyValueMetadata // the Arrow schema's metadata and ARROW:schema
+	footer   *footerShape              // the lean encoder's; nil when it cannot be made
 }
 
 func (w *Writer) newFileShape(sc *arrow.Schema) *fileShape {
@@ -181,8 +182,9 @@ func (w *Writer) newFileShape(sc *arrow.Schema) *fileShape {
 	sh.props = parquet.NewWriterProperties(sh.opts...)
 	sh.arrProps = pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.cfg.Allocator), pqarrow.WithStoreSchema())
 	sh.pq, sh.pqErr = pqarrow.ToParquet(sc, sh.props, sh.arrProps)
-	if w.cfg.Encoder == EncoderLean {
+	if w.cfg.Encoder == EncoderLean && sh.pqErr == nil {
 		sh.kv = leanKeyValues(sc, w.cfg.Allocator)
+		sh.footer, _ = newFooterShape(sh.pq, sh.props) // without it, pqarrow writes the file
 	}
 	return sh
 }
@@ -547,13 +549,13 @@ func (f *File) Encode() error {
 	if sh.pqErr != nil {
 		return fmt.Errorf("encode %s: %w", f.Key, sh.pqErr)
 	}
-	if e.lean {
+	if e.lean && sh.footer != nil {
 		if leaves, err := planLeaves(sh.pq, e.batch); err == nil {
 			kv := append(make(metadata.KeyValueMetadata, 0, len(sh.kv)+len(e.kv)), sh.kv...)
 			for _, p := range e.kv {
 				kv.Append(p[0], p[1])
 			}
-			data, err := encodeLean(sh.pq, leaves, e.batch, sh.props, kv)
+			data, err := encodeLean(sh.footer, leaves, e.batch, sh.props, kv)
 			if err != nil {
 				return fmt.Errorf("encode %s: %w", f.Key, err)
 			}

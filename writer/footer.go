@@ -1,0 +1,416 @@
+package writer
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+)
+
+// The lean encoder writes a file's footer (the Thrift FileMetaData) itself,
+// byte for byte as arrow-go's metadata builders would
+// (TestLeanFooterIsArrowGos holds it to that). The builders rebuilt the
+// Parquet schema's Thrift form for every file and allocated several
+// objects per column chunk: with hundreds of tables under a budget, files
+// are small and the footer was a fifth of their encoding's allocations.
+// The schema part does not change between a shape's files, so it is
+// serialized once, by arrow-go.
+
+// footerShape is what the footers of one file shape share.
+type footerShape struct {
+	// prefix is FileMetaData's version and schema fields.
+	prefix  []byte
+	columns []footerColumn
+	// createdBy and the column orders end every footer.
+	createdBy string
+}
+
+// footerColumn is what a column chunk's metadata takes from its column.
+type footerColumn struct {
+	typ       int32
+	path      []string
+	codec     int32
+	encoding  int32 // of pages without a dictionary
+	dictIndex int32 // of dictionary-encoded pages
+	dictPage  int32 // of the dictionary page
+	maxStats  int
+}
+
+func newFooterShape(sc *schema.Schema, props *parquet.WriterProperties) (*footerShape, error) {
+	md, err := metadata.NewFileMetadataBuilder(sc, props, nil).Finish()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := md.WriteTo(&buf, nil); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	end, err := schemaEnd(b)
+	if err != nil {
+		return nil, err
+	}
+	fs := &footerShape{prefix: bytes.Clone(b[:end]), createdBy: props.CreatedBy()}
+	for i := range sc.NumColumns() {
+		col := sc.Column(i)
+		path := col.Path()
+		fs.columns = append(fs.columns, footerColumn{
+			typ:       int32(col.PhysicalType()),
+			path:      col.ColumnPath(),
+			codec:     int32(props.CompressionFor(path)),
+			encoding:  int32(props.EncodingFor(path)),
+			dictIndex: int32(props.DictionaryIndexEncoding()),
+			dictPage:  int32(dictionaryPageEncoding(props)),
+			maxStats:  int(props.MaxStatsSizeFor(path)),
+		})
+	}
+	return fs, nil
+}
+
+// schemaEnd returns where a FileMetaData's fields 1 (version) and 2
+// (schema) end, the footer's prefix.
+func schemaEnd(b []byte) (int, error) {
+	end := 0
+	for last := int16(0); last < 2; {
+		next, id, typ, err := thriftFieldHeader(b, end, last)
+		if err != nil {
+			return 0, err
+		}
+		if id != last+1 || typ == 0 {
+			return 0, errors.New("parquet footer: FileMetaData does not start with its version and schema")
+		}
+		if end, err = skipThrift(b, next, typ); err != nil {
+			return 0, err
+		}
+		last = id
+	}
+	return end, nil
+}
+
+// dictionaryPageEncoding is the dictionary page's encoding as a column
+// chunk's metadata lists it (Parquet 1.0 calls it PLAIN).
+func dictionaryPageEncoding(props *parquet.WriterProperties) parquet.Encoding {
+	if props.Version() == parquet.V1_0 {
+		return parquet.Encodings.Plain
+	}
+	return props.DictionaryPageEncoding()
+}
+
+// chunkMeta is a written column chunk's entry in the footer.
+type chunkMeta struct {
+	numValues      int64
+	dataPageOffset int64
+	dictPageOffset int64 // 0 without a dictionary
+	compressed     int64
+	uncompressed   int64
+	dataPages      int32
+	stats          metadata.EncodedStatistics
+}
+
+type rowGroupMeta struct {
+	rows   int64
+	chunks []chunkMeta
+}
+
+// Thrift compact protocol types (the page headers use some of them too).
+const (
+	thriftTrue   = 1
+	thriftFalse  = 2
+	thriftByte   = 3
+	thriftI16    = 4
+	thriftI32    = 5
+	thriftI64    = 6
+	thriftDouble = 7
+	thriftBinary = 8
+	thriftList   = 9
+	thriftSet    = 10
+	thriftMap    = 11
+	thriftStruct = 12
+)
+
+// thriftWriter appends one struct's fields, keeping the id deltas.
+type thriftWriter struct {
+	b    []byte
+	last int16
+}
+
+func (w *thriftWriter) field(id int16, typ byte) {
+	if d := id - w.last; d > 0 && d <= 15 {
+		w.b = append(w.b, byte(d)<<4|typ)
+	} else {
+		w.b = binary.AppendVarint(append(w.b, typ), int64(id))
+	}
+	w.last = id
+}
+
+func (w *thriftWriter) i64(id int16, v int64) {
+	w.field(id, thriftI64)
+	w.b = binary.AppendVarint(w.b, v)
+}
+
+func (w *thriftWriter) i32(id int16, v int32) {
+	w.field(id, thriftI32)
+	w.b = binary.AppendVarint(w.b, int64(v))
+}
+
+func (w *thriftWriter) binary(id int16, v []byte) {
+	w.field(id, thriftBinary)
+	w.b = appendThriftBinary(w.b, v)
+}
+
+// list starts a list field of n elements of typ.
+func (w *thriftWriter) list(id int16, typ byte, n int) {
+	w.field(id, thriftList)
+	w.b = appendListHeader(w.b, typ, n)
+}
+
+// begin starts a struct field or element; it returns the enclosing
+// struct's last id, for end.
+func (w *thriftWriter) begin() int16 {
+	last := w.last
+	w.last = 0
+	return last
+}
+
+func (w *thriftWriter) end(outer int16) {
+	w.b = append(w.b, 0)
+	w.last = outer
+}
+
+func appendListHeader(b []byte, typ byte, n int) []byte {
+	if n < 15 {
+		return append(b, byte(n)<<4|typ)
+	}
+	return binary.AppendUvarint(append(b, 0xf0|typ), uint64(n))
+}
+
+func appendThriftBinary(b, v []byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(v))), v...)
+}
+
+// appendFooter appends the file's FileMetaData.
+func (fs *footerShape) appendFooter(b []byte, rowGroups []rowGroupMeta, kv metadata.KeyValueMetadata) []byte {
+	w := thriftWriter{b: append(b, fs.prefix...), last: 2}
+	var rows int64
+	for _, rg := range rowGroups {
+		rows += rg.rows
+	}
+	w.i64(3, rows)
+	w.list(4, thriftStruct, len(rowGroups))
+	for ordinal, rg := range rowGroups {
+		outer := w.begin()
+		fs.appendRowGroup(&w, &rg, int16(ordinal))
+		w.end(outer)
+	}
+	if kv != nil {
+		w.list(5, thriftStruct, len(kv))
+		for _, p := range kv {
+			outer := w.begin()
+			w.field(1, thriftBinary)
+			w.b = appendThriftBinary(w.b, []byte(p.Key))
+			if p.Value != nil {
+				w.field(2, thriftBinary)
+				w.b = appendThriftBinary(w.b, []byte(*p.Value))
+			}
+			w.end(outer)
+		}
+	}
+	w.field(6, thriftBinary)
+	w.b = appendThriftBinary(w.b, []byte(fs.createdBy))
+	// Every column is in TYPE_DEFINED_ORDER: a ColumnOrder union whose
+	// field 1 is an empty struct.
+	w.list(7, thriftStruct, len(fs.columns))
+	for range fs.columns {
+		w.b = append(w.b, 1<<4|thriftStruct, 0, 0)
+	}
+	return append(w.b, 0)
+}
+
+func (fs *footerShape) appendRowGroup(w *thriftWriter, rg *rowGroupMeta, ordinal int16) {
+	w.list(1, thriftStruct, len(rg.chunks))
+	var compressed, uncompressed, fileOffset int64
+	for i := range rg.chunks {
+		c := &rg.chunks[i]
+		offset := c.dataPageOffset
+		if c.dictPageOffset > 0 {
+			offset = c.dictPageOffset
+		}
+		if i == 0 {
+			fileOffset = offset
+		}
+		compressed += c.compressed
+		uncompressed += c.uncompressed
+		outer := w.begin()
+		w.i64(2, offset) // file_offset
+		w.field(3, thriftStruct)
+		md := w.begin()
+		fs.appendColumnMeta(w, &fs.columns[i], c)
+		w.end(md)
+		w.end(outer)
+	}
+	w.i64(2, uncompressed) // total_byte_size
+	w.i64(3, rg.rows)
+	w.i64(5, fileOffset)
+	w.i64(6, compressed)
+	w.field(7, thriftI16)
+	w.b = binary.AppendVarint(w.b, int64(ordinal))
+}
+
+func (fs *footerShape) appendColumnMeta(w *thriftWriter, col *footerColumn, c *chunkMeta) {
+	w.i32(1, col.typ)
+	hasDict := c.dictPageOffset > 0
+	if hasDict {
+		w.list(2, thriftI32, 3)
+		w.b = binary.AppendVarint(w.b, int64(col.dictIndex))
+		w.b = binary.AppendVarint(w.b, int64(col.dictPage))
+	} else {
+		w.list(2, thriftI32, 2)
+		w.b = binary.AppendVarint(w.b, int64(col.encoding))
+	}
+	w.b = binary.AppendVarint(w.b, int64(parquet.Encodings.RLE)) // levels
+	w.list(3, thriftBinary, len(col.path))
+	for _, p := range col.path {
+		w.b = appendThriftBinary(w.b, []byte(p))
+	}
+	w.i32(4, col.codec)
+	w.i64(5, c.numValues)
+	w.i64(6, c.uncompressed)
+	w.i64(7, c.compressed)
+	w.i64(9, c.dataPageOffset)
+	if hasDict {
+		w.i64(11, c.dictPageOffset)
+	}
+	w.field(12, thriftStruct)
+	st := w.begin()
+	s := &c.stats
+	// As EncodedStatistics.ToThrift: the deprecated min and max too when
+	// the order is signed; a field is written when its value is not nil.
+	if s.HasMax && s.Signed && s.Max != nil {
+		w.binary(1, s.Max)
+	}
+	if s.HasMin && s.Signed && s.Min != nil {
+		w.binary(2, s.Min)
+	}
+	if s.HasNullCount {
+		w.i64(3, s.NullCount)
+	}
+	if s.HasDistinctCount {
+		w.i64(4, s.DistinctCount)
+	}
+	if s.HasMax && s.Max != nil {
+		w.binary(5, s.Max)
+	}
+	if s.HasMin && s.Min != nil {
+		w.binary(6, s.Min)
+	}
+	w.end(st)
+	// encoding_stats: the dictionary page, then the data pages.
+	if hasDict {
+		w.list(13, thriftStruct, 2)
+		w.b = appendPageEncodingStats(w.b, dictionaryPage, col.dictPage, 1)
+		w.b = appendPageEncodingStats(w.b, dataPage, col.dictIndex, c.dataPages)
+	} else {
+		w.list(13, thriftStruct, 1)
+		w.b = appendPageEncodingStats(w.b, dataPage, int32(parquet.Encodings.Plain), c.dataPages)
+	}
+}
+
+func appendPageEncodingStats(b []byte, pageType, encoding, count int32) []byte {
+	w := thriftWriter{b: b}
+	w.i32(1, pageType)
+	w.i32(2, encoding)
+	w.i32(3, count)
+	return append(w.b, 0)
+}
+
+// thriftFieldHeader reads the field header at i of a struct whose last
+// field id was last: it returns where the value starts, the field's id
+// and type (0 at the struct's end).
+func thriftFieldHeader(b []byte, i int, last int16) (int, int16, byte, error) {
+	if i >= len(b) {
+		return 0, 0, 0, errTruncatedThrift
+	}
+	h := b[i]
+	i++
+	if h == 0 {
+		return i, last, 0, nil
+	}
+	typ := h & 0x0f
+	if d := int16(h >> 4); d != 0 {
+		return i, last + d, typ, nil
+	}
+	id, n := binary.Varint(b[i:])
+	if n <= 0 {
+		return 0, 0, 0, errTruncatedThrift
+	}
+	return i + n, int16(id), typ, nil
+}
+
+var errTruncatedThrift = errors.New("parquet footer: truncated Thrift")
+
+// skipThrift returns where the value of typ at i ends.
+func skipThrift(b []byte, i int, typ byte) (int, error) {
+	switch typ {
+	case thriftTrue, thriftFalse:
+		return i, nil // in the field header
+	case thriftByte:
+		return i + 1, nil
+	case thriftI16, thriftI32, thriftI64:
+		_, n := binary.Uvarint(b[i:])
+		if n <= 0 {
+			return 0, errTruncatedThrift
+		}
+		return i + n, nil
+	case thriftDouble:
+		return i + 8, nil
+	case thriftBinary:
+		l, n := binary.Uvarint(b[i:])
+		if n <= 0 || uint64(len(b)-i-n) < l {
+			return 0, errTruncatedThrift
+		}
+		return i + n + int(l), nil
+	case thriftList, thriftSet:
+		if i >= len(b) {
+			return 0, errTruncatedThrift
+		}
+		size, elem := int(b[i]>>4), b[i]&0x0f
+		i++
+		if size == 15 {
+			s, n := binary.Uvarint(b[i:])
+			if n <= 0 {
+				return 0, errTruncatedThrift
+			}
+			size, i = int(s), i+n
+		}
+		for range size {
+			var err error
+			if elem == thriftTrue || elem == thriftFalse {
+				i++ // a bool element is a byte
+				continue
+			}
+			if i, err = skipThrift(b, i, elem); err != nil {
+				return 0, err
+			}
+		}
+		return i, nil
+	case thriftStruct:
+		for last := int16(0); ; {
+			next, id, t, err := thriftFieldHeader(b, i, last)
+			if err != nil {
+				return 0, err
+			}
+			if t == 0 {
+				return next, nil
+			}
+			if i, err = skipThrift(b, next, t); err != nil {
+				return 0, err
+			}
+			last = id
+		}
+	}
+	return 0, fmt.Errorf("parquet footer: Thrift type %d not expected", typ)
+}
