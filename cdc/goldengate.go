@@ -303,14 +303,7 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 	if err := d.meta(&t, rec, true); err != nil {
 		return err
 	}
-	keys := d.keys[rec.Table]
-	if keys == nil {
-		if len(d.keys) >= maxKeyTables {
-			clear(d.keys)
-		}
-		keys = &imageKeys{}
-		d.keys[rec.Table] = keys
-	}
+	keys := tableKeys(d.keys, rec.Table)
 	if err := d.image(t.beforeIx, t.beforeType, &rec.Before, n.Before, &keys.before); err != nil {
 		return err
 	}
@@ -419,16 +412,34 @@ func (d *GoldenGate) image(k int, vt jsonparser.ValueType, im *Image, name strin
 	}
 	im.Present = true
 	m := &d.ix.top[k]
-	if m.count == 0 {
-		return nil
+	return appendFields(im, d.ix.members(m), d.intern, last, name)
+}
+
+// tableKeys returns the image keys remembered for table.
+func tableKeys(keys map[string]*imageKeys, table string) *imageKeys {
+	k := keys[table]
+	if k == nil {
+		if len(keys) >= maxKeyTables {
+			clear(keys)
+		}
+		k = &imageKeys{}
+		keys[table] = k
 	}
-	for i, f := range d.ix.nested[m.first : m.first+m.count] {
+	return k
+}
+
+// appendFields appends an image's members as fields, naming each from last
+// (the names the table's previous image had in the same places) when they
+// match, else by interning.
+func appendFields(im *Image, members []jsonMember, intern interner, last *[]string, imageName string) error {
+	for i := range members {
+		f := &members[i]
 		key := f.key
 		if f.keyEscaped {
 			u, err := jsonparser.Unescape(key, nil)
 			if err != nil {
 				// Every failure of Decode is a RejectError, never a parser error.
-				return Rejectf(ReasonMalformedJSON, "cannot read %s image: key %q: %v", name, truncate(string(key), 64), err)
+				return Rejectf(ReasonMalformedJSON, "cannot read %s image: key %q: %v", imageName, truncate(string(key), 64), err)
 			}
 			key = u
 		}
@@ -436,7 +447,7 @@ func (d *GoldenGate) image(k int, vt jsonparser.ValueType, im *Image, name strin
 		if i < len(*last) && string(key) == (*last)[i] {
 			fname = (*last)[i]
 		} else {
-			fname = d.intern.bytes(key)
+			fname = intern.bytes(key)
 			if i < len(*last) {
 				(*last)[i] = fname
 			} else if i < maxCachedFields {

@@ -16,6 +16,20 @@ type Mask struct {
 	words []uint64 // words[0] holds ordinals 1..64
 }
 
+var errMaskNotHex = errors.New("mask is not hexadecimal")
+
+// isHex reports whether s is a mask ParseMask accepts, without building
+// it.
+func isHex(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
 // ParseMask parses a mask. The empty string is the empty mask.
 func ParseMask(s string) (Mask, error) {
 	var m Mask
@@ -31,7 +45,7 @@ func ParseMask(s string) (Mask, error) {
 		case c >= 'A' && c <= 'F':
 			v = uint64(c-'A') + 10
 		default:
-			return Mask{}, errors.New("mask is not hexadecimal")
+			return Mask{}, errMaskNotHex
 		}
 		w := nibble / 16
 		for len(m.words) <= w {

@@ -27,10 +27,16 @@ type Qlik struct {
 	opts   QlikOptions
 	intern interner
 	ix     jsonIndex // of the message being decoded
+	keys   map[string]*imageKeys
+	// The last table named by schema and table members (their raw text),
+	// and the name it made: consecutive messages mostly name one table.
+	lastSchema, lastTable, lastName string
 }
 
 // NewQlik returns a Qlik decoder.
-func NewQlik(opts QlikOptions) *Qlik { return &Qlik{opts: opts, intern: newInterner()} }
+func NewQlik(opts QlikOptions) *Qlik {
+	return &Qlik{opts: opts, intern: newInterner(), keys: map[string]*imageKeys{}}
+}
 
 // Decode parses one message into rec, which is reset first.
 func (d *Qlik) Decode(data []byte, rec *Record) error {
@@ -133,7 +139,6 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 	for i := range headers {
 		m := &headers[i]
 		value, vt := m.value, m.vt
-		str := func() string { s, _ := jsonparser.ParseString(value); return s }
 		if vt == jsonparser.String && len(value) == 0 {
 			// Full-load messages carry empty strings for CDC-only headers.
 			continue
@@ -156,11 +161,11 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 			xid, hasXID = value, vt != jsonparser.Null
 		case "changeMask":
 			if vt == jsonparser.String {
-				q.ChangeMask = str()
+				q.ChangeMask = scalarView(value)
 			}
 		case "columnMask":
 			if vt == jsonparser.String {
-				q.ColumnMask = str()
+				q.ColumnMask = scalarView(value)
 			}
 		case "transactionEventCounter":
 			if n, err := strconv.ParseInt(strings.Trim(string(value), `"`), 10, 64); err == nil {
@@ -178,17 +183,16 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 	if badTS {
 		return Rejectf(ReasonBadOpTS, "headers.timestamp is %s, want an ISO 8601 string", truncate(string(ts), 64))
 	}
-	op, _ := jsonparser.ParseString(opName)
-	rec.OpType = op
+	op := scalarView(opName)
 	switch op {
 	case "INSERT":
-		rec.Op = OpInsert
+		rec.Op, rec.OpType = OpInsert, "INSERT"
 	case "UPDATE":
-		rec.Op = OpUpdate
+		rec.Op, rec.OpType = OpUpdate, "UPDATE"
 	case "DELETE":
-		rec.Op = OpDelete
+		rec.Op, rec.OpType = OpDelete, "DELETE"
 	case "REFRESH":
-		rec.Op = OpRefresh
+		rec.Op, rec.OpType = OpRefresh, "REFRESH"
 	default:
 		return Rejectf(ReasonUnknownOp, "unknown operation %q (expected REFRESH, INSERT, UPDATE or DELETE)", truncate(op, 64))
 	}
@@ -197,9 +201,14 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 		return err
 	}
 	if hasTS {
-		t, err := jsonparser.ParseString(ts)
-		if err == nil {
-			rec.OpTS, err = ParseTimestamp([]byte(t))
+		var err error
+		if !hasEscape(ts) {
+			rec.OpTS, err = ParseTimestamp(ts)
+		} else {
+			var t string
+			if t, err = jsonparser.ParseString(ts); err == nil {
+				rec.OpTS, err = ParseTimestamp([]byte(t))
+			}
 		}
 		if err != nil {
 			return Rejectf(ReasonBadOpTS, "timestamp %q: %v", truncate(string(ts), 64), err)
@@ -221,15 +230,17 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 	if changeSeq != nil {
 		q.ChangeSeq = scalarView(changeSeq)
 	}
-	for _, m := range []struct{ name, v string }{{"changeMask", q.ChangeMask}, {"columnMask", q.ColumnMask}} {
-		if _, err := ParseMask(m.v); err != nil {
-			return Rejectf(ReasonBadMask, "%s %q: %v", m.name, truncate(m.v, 64), err)
-		}
+	if !isHex(q.ChangeMask) {
+		return Rejectf(ReasonBadMask, "changeMask %q: %v", truncate(q.ChangeMask, 64), errMaskNotHex)
 	}
-	if err := d.image(ix, "data", &rec.After); err != nil {
+	if !isHex(q.ColumnMask) {
+		return Rejectf(ReasonBadMask, "columnMask %q: %v", truncate(q.ColumnMask, 64), errMaskNotHex)
+	}
+	keys := tableKeys(d.keys, rec.Table)
+	if err := d.image(ix, "data", &rec.After, &keys.after); err != nil {
 		return err
 	}
-	if err := d.image(ix, "beforeData", &rec.Before); err != nil {
+	if err := d.image(ix, "beforeData", &rec.Before, &keys.before); err != nil {
 		return err
 	}
 	if !rec.RowImage().Present {
@@ -242,6 +253,21 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 // of its headers), else the configured default.
 func (d *Qlik) table(msg, headers []jsonMember, rec *Record) error {
 	for _, src := range [][]jsonMember{msg, headers} {
+		// Plain strings name the table as written: compare them with the
+		// last message's instead of building and interning the name.
+		if tm, sm := memberNamed(src, "table"), memberNamed(src, "schema"); tm != nil && tm.vt == jsonparser.String &&
+			len(tm.value) > 0 && !hasEscape(tm.value) && (sm == nil || sm.vt == jsonparser.String && !hasEscape(sm.value)) {
+			var sch []byte
+			if sm != nil {
+				sch = sm.value
+			}
+			if d.lastName == "" || string(tm.value) != d.lastTable || string(sch) != d.lastSchema {
+				d.lastTable, d.lastSchema = string(tm.value), string(sch)
+				d.lastName = d.intern.string(joinQualified(d.lastSchema, d.lastTable))
+			}
+			rec.Table = d.lastName
+			return nil
+		}
 		tab := stringMember(src, "table")
 		if tab == "" {
 			continue
@@ -257,7 +283,7 @@ func (d *Qlik) table(msg, headers []jsonMember, rec *Record) error {
 	return Rejectf(ReasonBadTableName, "message names no schema/table and no default table is configured (--qlik-table)")
 }
 
-func (d *Qlik) image(ix *jsonIndex, key string, im *Image) error {
+func (d *Qlik) image(ix *jsonIndex, key string, im *Image, last *[]string) error {
 	m := memberNamed(ix.top, key)
 	if m == nil || m.vt == jsonparser.Null {
 		return nil
@@ -266,16 +292,7 @@ func (d *Qlik) image(ix *jsonIndex, key string, im *Image) error {
 		return Rejectf(ReasonMalformedJSON, "%s is a %s, want an object", key, m.vt)
 	}
 	im.Present = true
-	for i, f := range ix.members(m) {
-		var name string
-		if f.keyEscaped {
-			name = d.intern.string(memberKey(&ix.members(m)[i]))
-		} else {
-			name = d.intern.bytes(f.key) // copied: the key is the message's memory
-		}
-		im.Fields = append(im.Fields, Field{Name: name, Value: f.value, Type: valueType(f.vt), Plain: f.plain})
-	}
-	return nil
+	return appendFields(im, ix.members(m), d.intern, last, key)
 }
 
 type qlikColumn struct {

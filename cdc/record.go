@@ -164,8 +164,8 @@ type DDL struct {
 // that its slices are reused from record to record.
 //
 // A DML record points into the data it was decoded from: its field values,
-// and its XID, Pos and Qlik.ChangeSeq strings, are valid only while that
-// data is unchanged. Copy (strings.Clone) what must outlive it.
+// and its XID, Pos and Qlik ChangeSeq, ChangeMask and ColumnMask strings,
+// are valid only while that data is unchanged. Copy (strings.Clone) what must outlive it.
 type Record struct {
 	Class Class
 	Table string // qualified table name (DML, OBJECT_METADATA, DDL)

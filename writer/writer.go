@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -153,6 +154,11 @@ type converterPair struct {
 	// shapes are the version's file schemas, by which of its NOT NULL
 	// columns held nulls ('1' per such field).
 	shapes map[string]*fileShape
+	// The last Qlik masks and what they meant: a table's messages mostly
+	// repeat them, and parsing each cost allocations per record.
+	columnMask, changeMask string
+	columnBits             cdc.Mask
+	changed                []string // read only: rows share it
 }
 
 // fileShape is what encoding needs of a file's schema, derived once per
@@ -631,13 +637,18 @@ func (f *File) Size() int64 {
 func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *converterPair, withBefore bool) ([]string, error) {
 	n := len(v.Columns)
 	if rec.Qlik.ColumnMask != "" {
-		mask, err := cdc.ParseMask(rec.Qlik.ColumnMask)
-		if err != nil {
-			return nil, cdc.Rejectf(cdc.ReasonBadMask, "columnMask %q: %v", rec.Qlik.ColumnMask, err)
-		}
-		if mask.Max() > n {
-			return nil, cdc.Rejectf(cdc.ReasonBadMask, "columnMask %q names ordinal %d, but %s (schema version %d) has %d columns",
-				rec.Qlik.ColumnMask, mask.Max(), v.Table, v.Number, n)
+		mask := conv.columnBits
+		if rec.Qlik.ColumnMask != conv.columnMask {
+			var err error
+			if mask, err = cdc.ParseMask(rec.Qlik.ColumnMask); err != nil {
+				return nil, cdc.Rejectf(cdc.ReasonBadMask, "columnMask %q: %v", rec.Qlik.ColumnMask, err)
+			}
+			if mask.Max() > n {
+				return nil, cdc.Rejectf(cdc.ReasonBadMask, "columnMask %q names ordinal %d, but %s (schema version %d) has %d columns",
+					rec.Qlik.ColumnMask, mask.Max(), v.Table, v.Number, n)
+			}
+			// The record's strings share its reused memory.
+			conv.columnMask, conv.columnBits = strings.Clone(rec.Qlik.ColumnMask), mask
 		}
 		for i := range n {
 			if !mask.Has(i + 1) {
@@ -651,6 +662,9 @@ func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *converterPair
 	if rec.Qlik.ChangeMask == "" {
 		return nil, nil
 	}
+	if rec.Qlik.ChangeMask == conv.changeMask {
+		return conv.changed, nil
+	}
 	mask, err := cdc.ParseMask(rec.Qlik.ChangeMask)
 	if err != nil {
 		return nil, cdc.Rejectf(cdc.ReasonBadMask, "changeMask %q: %v", rec.Qlik.ChangeMask, err)
@@ -663,5 +677,6 @@ func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *converterPair
 	for _, o := range mask.Ordinals() {
 		changed = append(changed, v.Columns[o-1].Name)
 	}
+	conv.changeMask, conv.changed = strings.Clone(rec.Qlik.ChangeMask), changed
 	return changed, nil
 }

@@ -1028,3 +1028,71 @@ func TestRecordMemoryIsNotKeptPastAppend(t *testing.T) {
 		})
 	}
 }
+
+// Qlik masks share the record's memory too, and the writer remembers the
+// last ones it parsed: the memory is reused for the next message, so what
+// it remembers must be its own copy, and a mask that changes must be
+// parsed again.
+func TestQlikMasksAreNotKeptPastAppend(t *testing.T) {
+	dec := cdc.NewQlik(cdc.QlikOptions{})
+	cat := arrowschema.NewCatalog(arrowschema.Options{})
+	var rec cdc.Record
+	md := `{"lineage":{"schema":"S","table":"T","tableVersion":1,"timestamp":"2026-07-13T03:00:00.000"},"tableStructure":{"tableColumns":` +
+		`{"A":{"ordinal":1,"type":"INT8"},"B":{"ordinal":2,"type":"STRING"},"C":{"ordinal":3,"type":"STRING"}}}}`
+	if err := dec.Decode([]byte(md), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cat.ApplyMetadata(rec.Metadata, rec.Pos, rec.OpTS); err != nil {
+		t.Fatal(err)
+	}
+	v := cat.Current("S.T")
+	// columnMask, changeMask, and what they mean: absent and changed columns.
+	masks := []struct{ column, change, absent, changed string }{
+		{"7", "7", "", "A,B,C"}, {"3", "2", "C", "B"}, {"3", "2", "C", "B"}, {"5", "4", "B", "C"}, {"7", "1", "", "A"},
+	}
+	w := newWriter(t, Config{})
+	var data []byte
+	const n = 40
+	for i := range n {
+		m := masks[i%len(masks)]
+		data = fmt.Appendf(data[:0], `{"schema":"S","table":"T","data":{"A":"%d","B":"b","C":"c"},"headers":{"operation":"INSERT",`+
+			`"timestamp":"2026-07-13T04:00:00","streamPosition":"p%d","columnMask":"%s","changeMask":"%s"}}`, i, i, m.column, m.change)
+		if err := dec.Decode(data, &rec); err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, w, v, &rec, Source{Partition: "p0", Offset: int64(i)})
+		for j := range data {
+			data[j] = '0' // still hexadecimal: a kept mask would silently change
+		}
+	}
+	files := mustFlushAll(t, w)
+	if len(files) != 1 {
+		t.Fatalf("%d files", len(files))
+	}
+	p := readParquet(t, files[0].Data)
+	ids := p.col("A").(*array.Int64)
+	lists := func(name string) []string {
+		l := p.col(name).(*array.List)
+		vals := l.ListValues().(*array.String)
+		out := make([]string, l.Len())
+		for r := range l.Len() {
+			var names []string
+			start, end := l.ValueOffsets(r)
+			for k := start; k < end; k++ {
+				names = append(names, vals.Value(int(k)))
+			}
+			out[r] = strings.Join(names, ",")
+		}
+		return out
+	}
+	absent, changed := lists("absent_columns"), lists("changed_columns")
+	for r := range ids.Len() {
+		m := masks[int(ids.Value(r))%len(masks)]
+		if absent[r] != m.absent || changed[r] != m.changed {
+			t.Errorf("row %d: absent %q changed %q, want %q and %q", ids.Value(r), absent[r], changed[r], m.absent, m.changed)
+		}
+	}
+	if ids.Len() != n {
+		t.Errorf("%d rows, want %d", ids.Len(), n)
+	}
+}

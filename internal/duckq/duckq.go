@@ -49,6 +49,15 @@ func ConvertSQL(in, dir string) string {
 		TO '%s' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (qual_table))`, in, dir)
 }
 
+// ConvertQlikSQL is ConvertSQL for bare Qlik Replicate messages: the data
+// messages, their columns as DuckDB reads them, a file set per table.
+func ConvertQlikSQL(in, dir string) string {
+	return fmt.Sprintf(`COPY (SELECT "schema" || '.' || "table" AS qual_table, * EXCLUDE ("schema", "table")
+		FROM read_json('%s', format='newline_delimited', maximum_object_size=16777216)
+		WHERE headers IS NOT NULL)
+		TO '%s' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (qual_table))`, in, dir)
+}
+
 // Rows runs query and returns the column names and every row.
 func Rows(db *sql.DB, query string, args ...any) ([]string, [][]any, error) {
 	rows, err := db.Query(query, args...)

@@ -1,14 +1,17 @@
-// Package gen writes reproducible synthetic GoldenGate Data Streams for
-// tests and benchmarks, and counts what it wrote so that a test can check
-// the exporter's output row for row.
+// Package gen writes reproducible synthetic GoldenGate Data Streams (or
+// Qlik Replicate messages) for tests and benchmarks, and counts what it
+// wrote so that a test can check the exporter's output row for row.
 package gen
 
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -33,7 +36,18 @@ type Options struct {
 	Track bool
 	// Lines, when set, receives each line written (a copy).
 	Lines *[][]byte
+	// Format is FormatGoldenGate (the default) or FormatQlik.
+	Format string
 }
+
+// The formats Write can produce.
+const (
+	FormatGoldenGate = "goldengate"
+	// FormatQlik writes bare Qlik Replicate messages: a metadata message
+	// per table, then data messages with every value a JSON string, as
+	// Qlik sends them by default, and the deleted row in data.
+	FormatQlik = "qlik"
+)
 
 // Expected is what the lake must hold for one DML record.
 type Expected struct {
@@ -84,6 +98,17 @@ func Write(w io.Writer, o Options) (Stats, error) {
 	if o.UpdateRatio == 0 && o.DeleteRatio == 0 {
 		o.UpdateRatio, o.DeleteRatio = 0.3, 0.1
 	}
+	qlik := false
+	switch o.Format {
+	case "", FormatGoldenGate:
+	case FormatQlik:
+		if o.DDLEvery > 0 {
+			return Stats{}, errors.New("gen: DDL is written only in the GoldenGate format")
+		}
+		qlik = true
+	default:
+		return Stats{}, fmt.Errorf("gen: unknown format %q (want %s or %s)", o.Format, FormatGoldenGate, FormatQlik)
+	}
 	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
 	bw := bufio.NewWriterSize(w, 1<<20)
 	cw := &countWriter{w: bw}
@@ -123,8 +148,12 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		tables[i] = t
 		st.TableNames = append(st.TableNames, t.name)
 		st.ByTableOp[t.name] = map[string]int{}
-		buf = t.appendSchema(buf[:0])
-		buf = t.appendMetadata(buf)
+		if qlik {
+			buf = t.appendQlikMetadata(buf[:0], o.Start)
+		} else {
+			buf = t.appendSchema(buf[:0])
+			buf = t.appendMetadata(buf)
+		}
 		emit(buf)
 	}
 	ts := o.Start
@@ -143,7 +172,11 @@ func Write(w io.Writer, o Options) (Stats, error) {
 			op = "UPDATE"
 		}
 		var id int64
-		buf, id = t.appendDML(buf[:0], rng, op, ts, n, o.NullRatio)
+		if qlik {
+			buf, id = t.appendQlikDML(buf[:0], rng, op, ts, n, o.NullRatio)
+		} else {
+			buf, id = t.appendDML(buf[:0], rng, op, ts, n, o.NullRatio)
+		}
 		emit(buf)
 		if o.Track {
 			st.Expected["P-"+strconv.Itoa(n)] = Expected{Table: t.name, Op: op, ID: id}
@@ -250,7 +283,9 @@ func (t *table) appendDDL(b []byte, ts time.Time, n int) []byte {
 	return t.appendMetadata(b)
 }
 
-func (t *table) appendDML(b []byte, rng *rand.Rand, op string, ts time.Time, n int, nullRatio float64) ([]byte, int64) {
+// rowID picks the row an op changes: a new one for an insert, a live one
+// otherwise (a delete retires it).
+func (t *table) rowID(rng *rand.Rand, op string) int64 {
 	var id int64
 	switch op {
 	case "INSERT":
@@ -265,6 +300,11 @@ func (t *table) appendDML(b []byte, rng *rand.Rand, op string, ts time.Time, n i
 		t.live[i] = t.live[len(t.live)-1]
 		t.live = t.live[:len(t.live)-1]
 	}
+	return id
+}
+
+func (t *table) appendDML(b []byte, rng *rand.Rand, op string, ts time.Time, n int, nullRatio float64) ([]byte, int64) {
+	id := t.rowID(rng, op)
 	b = append(b, `{"qual_table":"`...)
 	b = append(b, t.name...)
 	b = append(b, `","op_type":"`...)
@@ -288,6 +328,16 @@ func (t *table) appendDML(b []byte, rng *rand.Rand, op string, ts time.Time, n i
 }
 
 func (t *table) appendImage(b []byte, rng *rand.Rand, id int64, ts time.Time, nullRatio float64) []byte {
+	return t.appendValues(b, rng, id, ts, nullRatio, false)
+}
+
+// appendValues writes a row image; quoted writes every value as a JSON
+// string, as Qlik does (timestamps then without a zone).
+func (t *table) appendValues(b []byte, rng *rand.Rand, id int64, ts time.Time, nullRatio float64, quoted bool) []byte {
+	tsLayout, q := "2006-01-02T15:04:05.000000Z07:00", ""
+	if quoted {
+		tsLayout, q = "2006-01-02T15:04:05.000000", `"`
+	}
 	b = append(b, '{')
 	for i, c := range t.cols {
 		if i > 0 {
@@ -302,18 +352,24 @@ func (t *table) appendImage(b []byte, rng *rand.Rand, id int64, ts time.Time, nu
 		}
 		switch c.kind {
 		case 'i':
+			b = append(b, q...)
 			b = strconv.AppendInt(b, id, 10)
+			b = append(b, q...)
 		case 'd':
+			b = append(b, q...)
 			b = strconv.AppendInt(b, rng.Int64N(1_000_000), 10)
 			b = append(b, '.')
 			cents := rng.IntN(100)
 			b = append(b, byte('0'+cents/10), byte('0'+cents%10))
+			b = append(b, q...)
 		case 't':
 			b = append(b, '"')
-			b = ts.Add(-time.Duration(rng.IntN(86400))*time.Second).AppendFormat(b, "2006-01-02T15:04:05.000000Z07:00")
+			b = ts.Add(-time.Duration(rng.IntN(86400))*time.Second).AppendFormat(b, tsLayout)
 			b = append(b, '"')
 		case 'b':
+			b = append(b, q...)
 			b = strconv.AppendBool(b, rng.IntN(2) == 0)
+			b = append(b, q...)
 		default:
 			b = append(b, `"value `...)
 			b = strconv.AppendInt(b, rng.Int64N(1<<40), 36)
@@ -323,4 +379,102 @@ func (t *table) appendImage(b []byte, rng *rand.Rand, id int64, ts time.Time, nu
 		}
 	}
 	return append(b, '}')
+}
+
+// appendQlikMetadata writes the table's Qlik metadata message.
+func (t *table) appendQlikMetadata(b []byte, ts time.Time) []byte {
+	schema, name, _ := strings.Cut(t.name, ".")
+	b = append(b, `{"lineage":{"class":"TABLE","type":"TABLE","schema":"`...)
+	b = append(b, schema...)
+	b = append(b, `","table":"`...)
+	b = append(b, name...)
+	b = append(b, `","tableVersion":1,"timestamp":"`...)
+	b = ts.AppendFormat(b, "2006-01-02T15:04:05.000")
+	b = append(b, `"},"tableStructure":{"tableColumns":{`...)
+	for i, c := range t.cols {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, c.name)
+		typ, length := "STRING", 100
+		switch c.kind {
+		case 'i':
+			typ, length = "INT8", 8
+		case 'd':
+			typ, length = "REAL8", 8
+		case 't':
+			typ, length = "DATETIME", 8
+		case 'b':
+			typ, length = "BOOLEAN", 1
+		}
+		b = append(b, `:{"ordinal":`...)
+		b = strconv.AppendInt(b, int64(i+1), 10)
+		b = append(b, `,"type":"`...)
+		b = append(b, typ...)
+		b = append(b, `","length":`...)
+		b = strconv.AppendInt(b, int64(length), 10)
+		b = append(b, `,"precision":0,"scale":0,"primaryKeyPosition":`...)
+		b = strconv.AppendInt(b, int64(b2i(i == 0)), 10)
+		b = append(b, `,"nullable":`...)
+		b = strconv.AppendBool(b, c.nullable)
+		b = append(b, '}')
+	}
+	return append(b, "}}}\n"...)
+}
+
+// appendQlikDML writes a Qlik data message: the row in data (the deleted
+// row for a DELETE), the row before an UPDATE in beforeData.
+func (t *table) appendQlikDML(b []byte, rng *rand.Rand, op string, ts time.Time, n int, nullRatio float64) ([]byte, int64) {
+	id := t.rowID(rng, op)
+	schema, name, _ := strings.Cut(t.name, ".")
+	b = append(b, `{"schema":"`...)
+	b = append(b, schema...)
+	b = append(b, `","table":"`...)
+	b = append(b, name...)
+	b = append(b, `","data":`...)
+	b = t.appendValues(b, rng, id, ts, nullRatio, true)
+	b = append(b, `,"beforeData":`...)
+	if op == "UPDATE" {
+		b = t.appendValues(b, rng, id, ts, nullRatio, true)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"headers":{"operation":"`...)
+	b = append(b, op...)
+	b = append(b, `","changeSequence":"`...)
+	b = fmt.Appendf(b, "%035d", n)
+	b = append(b, `","timestamp":"`...)
+	b = ts.AppendFormat(b, "2006-01-02T15:04:05.000000")
+	b = append(b, `","streamPosition":"P-`...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, `","transactionId":"tx-`...)
+	b = strconv.AppendInt(b, int64(n/3), 10)
+	b = append(b, `","changeMask":"`...)
+	b = appendAllColumnsMask(b, len(t.cols))
+	b = append(b, `","columnMask":"`...)
+	b = appendAllColumnsMask(b, len(t.cols))
+	b = append(b, `","transactionEventCounter":`...)
+	b = strconv.AppendInt(b, int64(n%3+1), 10)
+	b = append(b, `,"transactionLastEvent":`...)
+	b = strconv.AppendBool(b, n%3 == 2)
+	return append(b, "}}\n"...), id
+}
+
+// appendAllColumnsMask writes the hexadecimal mask whose bits 0 to n-1
+// (ordinals 1 to n) are set.
+func appendAllColumnsMask(b []byte, n int) []byte {
+	if r := n % 4; r > 0 {
+		b = append(b, "137"[r-1])
+	}
+	for range n / 4 {
+		b = append(b, 'F')
+	}
+	return b
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }

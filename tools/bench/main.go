@@ -1,5 +1,5 @@
 // Command bench measures the exporter end to end on a generated
-// GoldenGate stream: it runs the exporter binary as a child process (so
+// GoldenGate (or Qlik Replicate) stream: it runs the exporter binary as a child process (so
 // that its peak RSS and CPU time are its own), runs DuckDB's one-pass
 // conversion of the same input in the same run, prints both and their
 // ratio, and checks the exporter's output row for row against DuckDB's
@@ -52,6 +52,7 @@ func main() {
 	flag.Float64Var(&o.gen.DeleteRatio, "delete-ratio", 0.1, "share of deletes")
 	flag.Float64Var(&o.gen.NullRatio, "null-ratio", 0.1, "share of nullable values that are null")
 	flag.Uint64Var(&o.gen.Seed, "seed", 1, "random seed; the same flags give the same stream")
+	flag.StringVar(&o.gen.Format, "format", gen.FormatGoldenGate, "the stream's format: goldengate or qlik (bare Qlik Replicate messages, values as strings)")
 	flag.StringVar(&o.exporter, "exporter", "", "exporter binary (default: go build ./cmd/exporter into -work)")
 	flag.StringVar(&o.work, "work", filepath.Join(os.TempDir(), "lakehouse-bench"), "folder for the stream (kept and reused) and the outputs")
 	flag.Int64Var(&o.budget, "max-buffer-bytes", 256<<20, "the exporter's buffer budget (--max-buffer-bytes)")
@@ -136,7 +137,11 @@ func run(ctx context.Context, o options) error {
 			dir := filepath.Join(o.work, "duckdb")
 			os.RemoveAll(dir)
 			start := time.Now()
-			if _, err := db.ExecContext(ctx, duckq.ConvertSQL(in, dir)); err != nil {
+			convert := duckq.ConvertSQL(in, dir)
+			if o.gen.Format == gen.FormatQlik {
+				convert = duckq.ConvertQlikSQL(in, dir)
+			}
+			if _, err := db.ExecContext(ctx, convert); err != nil {
 				return fmt.Errorf("duckdb conversion: %w", err)
 			}
 			if d := time.Since(start); dbest == 0 || d < dbest {
@@ -150,7 +155,7 @@ func run(ctx context.Context, o options) error {
 		fmt.Printf("ratio exporter/duckdb: %.2f\n", rps/drps)
 	}
 	if o.check {
-		if err := check(ctx, db, in, out); err != nil {
+		if err := check(ctx, db, o.gen.Format, in, out); err != nil {
 			return err
 		}
 	}
@@ -162,6 +167,9 @@ func stream(o options, log *slog.Logger) (string, gen.Stats, error) {
 	g := o.gen
 	name := fmt.Sprintf("stream-r%d-t%d-c%d-%d-u%g-d%g-n%g-s%d.jsonl", g.Records, g.Tables, g.Columns, g.MaxColumns,
 		g.UpdateRatio, g.DeleteRatio, g.NullRatio, g.Seed)
+	if g.Format == gen.FormatQlik {
+		name = "qlik-" + name
+	}
 	path := filepath.Join(o.work, name)
 	statsPath := path + ".stats"
 	if b, err := os.ReadFile(statsPath); err == nil {
@@ -198,7 +206,11 @@ type exportRun struct {
 var allocatedLine = regexp.MustCompile(`(?m)^allocated:\s+(.*)$`)
 
 func export(ctx context.Context, o options, in, out, profile string) (*exportRun, error) {
-	args := []string{"run", "--source", "file:" + in, "--sink", "file://" + out, "--format", "goldengate",
+	format := o.gen.Format
+	if format == "" {
+		format = gen.FormatGoldenGate
+	}
+	args := []string{"run", "--source", "file:" + in, "--sink", "file://" + out, "--format", format,
 		"--max-buffer-bytes", strconv.FormatInt(o.budget, 10), "--log-level", "warn"}
 	if profile != "" {
 		args = append(args, "--cpu-profile", profile)
@@ -229,15 +241,26 @@ func export(ctx context.Context, o options, in, out, profile string) (*exportRun
 // of every DML record DuckDB reads from the input with every row the
 // exporter wrote: each change exactly once, in the right table, with its
 // values.
-func check(ctx context.Context, db *sql.DB, in, lake string) error {
-	q := fmt.Sprintf(`
-WITH src AS (
+func check(ctx context.Context, db *sql.DB, format, in, lake string) error {
+	src := fmt.Sprintf(`
   SELECT qual_table AS tbl, pos, op_type AS op,
          CAST(coalesce(after->>'ID', before->>'ID') AS BIGINT) AS id,
          CASE WHEN op_type = 'DELETE' THEN NULL ELSE after->>'C1_s' END AS c1
   FROM read_json('%s', format='newline_delimited', maximum_object_size=16777216,
        columns={qual_table: 'VARCHAR', op_type: 'VARCHAR', pos: 'VARCHAR', before: 'JSON', after: 'JSON'})
-  WHERE op_type IN ('INSERT','UPDATE','DELETE','UPSERT')),
+  WHERE op_type IN ('INSERT','UPDATE','DELETE','UPSERT')`, in)
+	if format == gen.FormatQlik {
+		// The row is data (the deleted row for a DELETE, as gen writes it).
+		src = fmt.Sprintf(`
+  SELECT "schema" || '.' || "table" AS tbl, headers->>'streamPosition' AS pos, headers->>'operation' AS op,
+         CAST(data->>'ID' AS BIGINT) AS id,
+         CASE WHEN headers->>'operation' = 'DELETE' THEN NULL ELSE data->>'C1_s' END AS c1
+  FROM read_json('%s', format='newline_delimited', maximum_object_size=16777216,
+       columns={"schema": 'VARCHAR', "table": 'VARCHAR', headers: 'JSON', data: 'JSON'})
+  WHERE headers IS NOT NULL`, in)
+	}
+	q := fmt.Sprintf(`
+WITH src AS (%s),
 lake AS (
   SELECT regexp_extract(filename, '([^/]+)/schema_version=', 1) AS tbl, pos, op_type AS op,
          CAST(ID AS BIGINT) AS id,
@@ -245,7 +268,7 @@ lake AS (
   FROM read_parquet('%s/*/schema_version=*/**/*.parquet', union_by_name=true, filename=true, hive_partitioning=false))
 SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM lake),
        (SELECT count(*) FROM (SELECT * FROM src EXCEPT ALL SELECT * FROM lake)),
-       (SELECT count(*) FROM (SELECT * FROM lake EXCEPT ALL SELECT * FROM src))`, in, lake)
+       (SELECT count(*) FROM (SELECT * FROM lake EXCEPT ALL SELECT * FROM src))`, src, lake)
 	var nsrc, nlake, missing, extra int64
 	if err := db.QueryRowContext(ctx, q).Scan(&nsrc, &nlake, &missing, &extra); err != nil {
 		return fmt.Errorf("row-for-row check: %w", err)

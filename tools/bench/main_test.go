@@ -15,46 +15,61 @@ import (
 )
 
 // TestBenchMeasuresAndChecksRowForRow runs the benchmark's steps on a small
-// stream: the exporter child reports its peak RSS and allocations, the
-// row-for-row check passes on its output, and the check fails once a
-// data file is gone.
+// stream of each format: the exporter child reports its peak RSS and
+// allocations, DuckDB converts the input, the row-for-row check passes on
+// the exporter's output, and the check fails once a data file is gone.
 func TestBenchMeasuresAndChecksRowForRow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the exporter and runs DuckDB")
 	}
-	work := t.TempDir()
-	bin := filepath.Join(work, "exporter")
+	bin := filepath.Join(t.TempDir(), "exporter")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/exporter").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	o := options{exporter: bin, work: work, budget: 64 << 20,
-		gen: gen.Options{Records: 3000, Tables: 3, Columns: 8, MaxColumns: 10, UpdateRatio: 0.3, DeleteRatio: 0.1, NullRatio: 0.1, Seed: 2}}
-	in, st, err := stream(o, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil || st.DML != 3000 {
-		t.Fatalf("stream: %d records, %v", st.DML, err)
-	}
-	ctx := context.Background()
-	lake := filepath.Join(work, "lake")
-	r, err := export(ctx, o, in, lake, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.peakRSS <= 0 || r.outBytes <= 0 || r.allocated == "" {
-		t.Errorf("export run reports peak RSS %d, output %d bytes, allocated %q", r.peakRSS, r.outBytes, r.allocated)
-	}
-	db := duckq.OpenTB(t)
-	if err := check(ctx, db, in, lake); err != nil {
-		t.Fatal(err)
-	}
-	files, _ := filepath.Glob(filepath.Join(lake, "*", "schema_version=*", "*", "*.parquet"))
-	if len(files) == 0 {
-		t.Fatal("no data files in the lake")
-	}
-	if err := os.Remove(files[0]); err != nil {
-		t.Fatal(err)
-	}
-	if err := check(ctx, db, in, lake); err == nil {
-		t.Error("the check passed with a data file missing")
+	for _, format := range []string{gen.FormatGoldenGate, gen.FormatQlik} {
+		t.Run(format, func(t *testing.T) {
+			work := t.TempDir()
+			o := options{exporter: bin, work: work, budget: 64 << 20,
+				gen: gen.Options{Records: 3000, Tables: 3, Columns: 8, MaxColumns: 10, UpdateRatio: 0.3, DeleteRatio: 0.1, NullRatio: 0.1, Seed: 2, Format: format}}
+			in, st, err := stream(o, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil || st.DML != 3000 {
+				t.Fatalf("stream: %d records, %v", st.DML, err)
+			}
+			ctx := context.Background()
+			lake := filepath.Join(work, "lake")
+			r, err := export(ctx, o, in, lake, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.peakRSS <= 0 || r.outBytes <= 0 || r.allocated == "" {
+				t.Errorf("export run reports peak RSS %d, output %d bytes, allocated %q", r.peakRSS, r.outBytes, r.allocated)
+			}
+			db := duckq.OpenTB(t)
+			convert, dir := duckq.ConvertSQL, filepath.Join(work, "duckdb")
+			if format == gen.FormatQlik {
+				convert = duckq.ConvertQlikSQL
+			}
+			if _, err := db.ExecContext(ctx, convert(in, dir)); err != nil {
+				t.Fatalf("duckdb conversion: %v", err)
+			}
+			var n int
+			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet('"+dir+"/*/*.parquet')").Scan(&n); err != nil || n != 3000 {
+				t.Errorf("duckdb wrote %d rows (%v), want 3000", n, err)
+			}
+			if err := check(ctx, db, format, in, lake); err != nil {
+				t.Fatal(err)
+			}
+			files, _ := filepath.Glob(filepath.Join(lake, "*", "schema_version=*", "*", "*.parquet"))
+			if len(files) == 0 {
+				t.Fatal("no data files in the lake")
+			}
+			if err := os.Remove(files[0]); err != nil {
+				t.Fatal(err)
+			}
+			if err := check(ctx, db, format, in, lake); err == nil {
+				t.Error("the check passed with a data file missing")
+			}
+		})
 	}
 }
 
