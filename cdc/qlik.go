@@ -28,14 +28,16 @@ type Qlik struct {
 	intern interner
 	ix     jsonIndex // of the message being decoded
 	keys   map[string]*imageKeys
-	// The last table named by schema and table members (their raw text),
-	// and the name it made: consecutive messages mostly name one table.
-	lastSchema, lastTable, lastName string
+	// tables maps the raw text of a message's schema and table members
+	// (schema, NUL, table) to the table's name, built once; tableKey is
+	// the scratch the lookup's key is made in.
+	tables   map[string]string
+	tableKey []byte
 }
 
 // NewQlik returns a Qlik decoder.
 func NewQlik(opts QlikOptions) *Qlik {
-	return &Qlik{opts: opts, intern: newInterner(), keys: map[string]*imageKeys{}}
+	return &Qlik{opts: opts, intern: newInterner(), keys: map[string]*imageKeys{}, tables: map[string]string{}}
 }
 
 // Decode parses one message into rec, which is reset first.
@@ -253,19 +255,24 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 // of its headers), else the configured default.
 func (d *Qlik) table(msg, headers []jsonMember, rec *Record) error {
 	for _, src := range [][]jsonMember{msg, headers} {
-		// Plain strings name the table as written: compare them with the
-		// last message's instead of building and interning the name.
+		// Plain strings name the table as written: look their text up
+		// instead of building and interning the name for each message.
 		if tm, sm := memberNamed(src, "table"), memberNamed(src, "schema"); tm != nil && tm.vt == jsonparser.String &&
 			len(tm.value) > 0 && !hasEscape(tm.value) && (sm == nil || sm.vt == jsonparser.String && !hasEscape(sm.value)) {
 			var sch []byte
 			if sm != nil {
 				sch = sm.value
 			}
-			if d.lastName == "" || string(tm.value) != d.lastTable || string(sch) != d.lastSchema {
-				d.lastTable, d.lastSchema = string(tm.value), string(sch)
-				d.lastName = d.intern.string(joinQualified(d.lastSchema, d.lastTable))
+			d.tableKey = append(append(append(d.tableKey[:0], sch...), 0), tm.value...)
+			name, ok := d.tables[string(d.tableKey)]
+			if !ok {
+				if len(d.tables) >= maxKeyTables {
+					clear(d.tables)
+				}
+				name = d.intern.string(joinQualified(string(sch), string(tm.value)))
+				d.tables[string(d.tableKey)] = name
 			}
-			rec.Table = d.lastName
+			rec.Table = name
 			return nil
 		}
 		tab := stringMember(src, "table")
