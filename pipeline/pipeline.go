@@ -783,7 +783,7 @@ func (r *runner) keepBudget(ctx context.Context) error {
 			// scan of all buffers per record.
 			r.budgetRetryAt = r.writer.BufferedBytes() + minBudgetFileBytes
 		}
-		if len(files) == 0 && r.up.inflight.Load() == 0 && !r.budgetWarned {
+		if len(files) == 0 && held > limit && r.up.inflight.Load() == 0 && !r.budgetWarned {
 			// The budget cannot hold this many tables.
 			r.budgetWarned = true
 			r.log.Warn("memory budget too small for the open tables: buffers are kept past it rather than written as files of a few rows; raise --max-buffer-bytes",

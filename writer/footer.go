@@ -36,7 +36,8 @@ type footerColumn struct {
 	codec     int32
 	encoding  int32 // of pages without a dictionary
 	dictIndex int32 // of dictionary-encoded pages
-	dictPage  int32 // of the dictionary page
+	dictPage  int32 // of the dictionary page, as the encodings list names it
+	dictStats int32 // of the dictionary page, as encoding_stats names it
 	maxStats  int
 }
 
@@ -65,6 +66,7 @@ func newFooterShape(sc *schema.Schema, props *parquet.WriterProperties) (*footer
 			encoding:  int32(props.EncodingFor(path)),
 			dictIndex: int32(props.DictionaryIndexEncoding()),
 			dictPage:  int32(dictionaryPageEncoding(props)),
+			dictStats: int32(props.DictionaryPageEncoding()),
 			maxStats:  int(props.MaxStatsSizeFor(path)),
 		})
 	}
@@ -311,7 +313,7 @@ func (fs *footerShape) appendColumnMeta(w *thriftWriter, col *footerColumn, c *c
 	// encoding_stats: the dictionary page, then the data pages.
 	if hasDict {
 		w.list(13, thriftStruct, 2)
-		w.b = appendPageEncodingStats(w.b, dictionaryPage, col.dictPage, 1)
+		w.b = appendPageEncodingStats(w.b, dictionaryPage, col.dictStats, 1)
 		w.b = appendPageEncodingStats(w.b, dataPage, col.dictIndex, c.dataPages)
 	} else {
 		w.list(13, thriftStruct, 1)

@@ -2,11 +2,14 @@ package writer
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 )
 
@@ -100,4 +103,22 @@ func TestSchemaEndReadsTheThrift(t *testing.T) {
 			t.Errorf("% x: schemaEnd = %d, want an error", b, end)
 		}
 	}
+}
+
+// Parquet 1.0 names the dictionary page PLAIN in a chunk's encodings but
+// PLAIN_DICTIONARY in its encoding_stats; the footer follows arrow-go in
+// both (the writer itself uses 2.x).
+func TestLeanFooterIsArrowGosForParquet1(t *testing.T) {
+	rec := randomBatch(t, rand.New(rand.NewPCG(7, 7)), 300, 0.2, 5)
+	defer rec.Release()
+	props := parquet.NewWriterProperties(parquet.WithVersion(parquet.V1_0), parquet.WithStats(true), parquet.WithCreatedBy("lakehouse-exporter"))
+	sc, err := pqarrow.ToParquet(rec.Schema(), props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaves, err := planLeaves(sc, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encodeLeanChecked(t, sc, leaves, rec, props, leanKeyValues(rec.Schema(), memory.DefaultAllocator))
 }
