@@ -118,7 +118,7 @@ type rowGroupMeta struct {
 	chunks []chunkMeta
 }
 
-// Thrift compact protocol types (the page headers use some of them too).
+// Thrift compact protocol types; thriftWriter writes the page headers too.
 const (
 	thriftTrue   = 1
 	thriftFalse  = 2
@@ -164,6 +164,11 @@ func (w *thriftWriter) binary(id int16, v []byte) {
 	w.b = appendThriftBinary(w.b, v)
 }
 
+func (w *thriftWriter) string(id int16, v string) {
+	w.field(id, thriftBinary)
+	w.b = appendThriftBinary(w.b, v)
+}
+
 // list starts a list field of n elements of typ.
 func (w *thriftWriter) list(id int16, typ byte, n int) {
 	w.field(id, thriftList)
@@ -190,7 +195,7 @@ func appendListHeader(b []byte, typ byte, n int) []byte {
 	return binary.AppendUvarint(append(b, 0xf0|typ), uint64(n))
 }
 
-func appendThriftBinary(b, v []byte) []byte {
+func appendThriftBinary[T string | []byte](b []byte, v T) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(v))), v...)
 }
 
@@ -212,17 +217,14 @@ func (fs *footerShape) appendFooter(b []byte, rowGroups []rowGroupMeta, kv metad
 		w.list(5, thriftStruct, len(kv))
 		for _, p := range kv {
 			outer := w.begin()
-			w.field(1, thriftBinary)
-			w.b = appendThriftBinary(w.b, []byte(p.Key))
+			w.string(1, p.Key)
 			if p.Value != nil {
-				w.field(2, thriftBinary)
-				w.b = appendThriftBinary(w.b, []byte(*p.Value))
+				w.string(2, *p.Value)
 			}
 			w.end(outer)
 		}
 	}
-	w.field(6, thriftBinary)
-	w.b = appendThriftBinary(w.b, []byte(fs.createdBy))
+	w.string(6, fs.createdBy)
 	// Every column is in TYPE_DEFINED_ORDER: a ColumnOrder union whose
 	// field 1 is an empty struct.
 	w.list(7, thriftStruct, len(fs.columns))
@@ -276,7 +278,7 @@ func (fs *footerShape) appendColumnMeta(w *thriftWriter, col *footerColumn, c *c
 	w.b = binary.AppendVarint(w.b, int64(parquet.Encodings.RLE)) // levels
 	w.list(3, thriftBinary, len(col.path))
 	for _, p := range col.path {
-		w.b = appendThriftBinary(w.b, []byte(p))
+		w.b = appendThriftBinary(w.b, p)
 	}
 	w.i32(4, col.codec)
 	w.i64(5, c.numValues)

@@ -793,14 +793,6 @@ func addToDictionary[K comparable](s *leanScratch, m map[K]int32, key K, i, widt
 	return added
 }
 
-func thriftField(b []byte, delta, typ byte) []byte { return append(b, delta<<4|typ) }
-
-// thriftNextI32 writes an i32 field whose id follows the previous one's:
-// a zigzag varint, which binary.AppendVarint is.
-func thriftNextI32(b []byte, v int32) []byte {
-	return binary.AppendVarint(thriftField(b, 1, thriftI32), int64(v))
-}
-
 // Page types (PageHeader field 1).
 const (
 	dataPage       = 0
@@ -809,23 +801,26 @@ const (
 
 // pageHeader writes a data page's or dictionary page's PageHeader.
 func pageHeader(b []byte, pageType int32, uncompressed, compressed, numValues int, enc parquet.Encoding) []byte {
-	b = thriftNextI32(b, pageType)
-	b = thriftNextI32(b, int32(uncompressed))
-	b = thriftNextI32(b, int32(compressed))
+	w := thriftWriter{b: b}
+	w.i32(1, pageType)
+	w.i32(2, int32(uncompressed))
+	w.i32(3, int32(compressed))
 	if pageType == dataPage {
-		b = thriftField(b, 2, thriftStruct) // 5: data_page_header
+		w.field(5, thriftStruct) // data_page_header
 	} else {
-		b = thriftField(b, 4, thriftStruct) // 7: dictionary_page_header
+		w.field(7, thriftStruct) // dictionary_page_header
 	}
-	b = thriftNextI32(b, int32(numValues))
-	b = thriftNextI32(b, int32(enc))
+	outer := w.begin()
+	w.i32(1, int32(numValues))
+	w.i32(2, int32(enc))
 	if pageType == dataPage {
-		b = thriftNextI32(b, int32(parquet.Encodings.RLE)) // definition levels
-		b = thriftNextI32(b, int32(parquet.Encodings.RLE)) // repetition levels
+		w.i32(3, int32(parquet.Encodings.RLE)) // definition levels
+		w.i32(4, int32(parquet.Encodings.RLE)) // repetition levels
 	} else {
-		b = thriftField(b, 1, thriftFalse) // is_sorted
+		w.field(3, thriftFalse) // is_sorted
 	}
-	return append(b, 0, 0) // ends the page's own header, then PageHeader
+	w.end(outer)
+	return append(w.b, 0)
 }
 
 // rleEncoder writes Parquet's RLE/bit-packing hybrid: a run of eight or
