@@ -156,9 +156,32 @@ type converterPair struct {
 	shapes map[string]*fileShape
 	// The last Qlik masks and what they meant: a table's messages mostly
 	// repeat them, and parsing each cost allocations per record.
-	columnMask, changeMask string
-	columnBits             cdc.Mask
-	changed                []string // read only: rows share it
+	columnMask, changeMask qlikMask
+}
+
+// qlikMask is the last mask of one kind a version's messages carried.
+type qlikMask struct {
+	text  string // a copy: the record's strings share its reused memory
+	mask  cdc.Mask
+	names []string // the columns it names, once asked for; read only, rows share it
+}
+
+// parse makes m the mask s of the named kind (columnMask or changeMask)
+// for version v, parsing it only when it differs from the last.
+func (m *qlikMask) parse(kind, s string, v *arrowschema.Version) error {
+	if s == m.text {
+		return nil
+	}
+	mask, err := cdc.ParseMask(s)
+	if err != nil {
+		return cdc.Rejectf(cdc.ReasonBadMask, "%s %q: %v", kind, s, err)
+	}
+	if n := len(v.Columns); mask.Max() > n {
+		return cdc.Rejectf(cdc.ReasonBadMask, "%s %q names ordinal %d, but %s (schema version %d) has %d columns",
+			kind, s, mask.Max(), v.Table, v.Number, n)
+	}
+	*m = qlikMask{text: strings.Clone(s), mask: mask}
+	return nil
 }
 
 // fileShape is what encoding needs of a file's schema, derived once per
@@ -635,23 +658,12 @@ func (f *File) Size() int64 {
 // (never as null: Qlik sends null for a column it could not replicate) and
 // returns the names of the columns changeMask names.
 func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *converterPair, withBefore bool) ([]string, error) {
-	n := len(v.Columns)
 	if rec.Qlik.ColumnMask != "" {
-		mask := conv.columnBits
-		if rec.Qlik.ColumnMask != conv.columnMask {
-			var err error
-			if mask, err = cdc.ParseMask(rec.Qlik.ColumnMask); err != nil {
-				return nil, cdc.Rejectf(cdc.ReasonBadMask, "columnMask %q: %v", rec.Qlik.ColumnMask, err)
-			}
-			if mask.Max() > n {
-				return nil, cdc.Rejectf(cdc.ReasonBadMask, "columnMask %q names ordinal %d, but %s (schema version %d) has %d columns",
-					rec.Qlik.ColumnMask, mask.Max(), v.Table, v.Number, n)
-			}
-			// The record's strings share its reused memory.
-			conv.columnMask, conv.columnBits = strings.Clone(rec.Qlik.ColumnMask), mask
+		if err := conv.columnMask.parse("columnMask", rec.Qlik.ColumnMask, v); err != nil {
+			return nil, err
 		}
-		for i := range n {
-			if !mask.Has(i + 1) {
+		for i := range v.Columns {
+			if !conv.columnMask.mask.Has(i + 1) {
 				conv.row.slots[i].state = slotAbsent
 				if withBefore {
 					conv.before.slots[i].state = slotAbsent
@@ -662,21 +674,15 @@ func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *converterPair
 	if rec.Qlik.ChangeMask == "" {
 		return nil, nil
 	}
-	if rec.Qlik.ChangeMask == conv.changeMask {
-		return conv.changed, nil
+	m := &conv.changeMask
+	if err := m.parse("changeMask", rec.Qlik.ChangeMask, v); err != nil {
+		return nil, err
 	}
-	mask, err := cdc.ParseMask(rec.Qlik.ChangeMask)
-	if err != nil {
-		return nil, cdc.Rejectf(cdc.ReasonBadMask, "changeMask %q: %v", rec.Qlik.ChangeMask, err)
+	if m.names == nil {
+		m.names = []string{}
+		for _, o := range m.mask.Ordinals() {
+			m.names = append(m.names, v.Columns[o-1].Name)
+		}
 	}
-	if mask.Max() > n {
-		return nil, cdc.Rejectf(cdc.ReasonBadMask, "changeMask %q names ordinal %d, but %s (schema version %d) has %d columns",
-			rec.Qlik.ChangeMask, mask.Max(), v.Table, v.Number, n)
-	}
-	changed := []string{}
-	for _, o := range mask.Ordinals() {
-		changed = append(changed, v.Columns[o-1].Name)
-	}
-	conv.changeMask, conv.changed = strings.Clone(rec.Qlik.ChangeMask), changed
-	return changed, nil
+	return m.names, nil
 }
