@@ -22,8 +22,7 @@ var errMaskNotHex = errors.New("mask is not hexadecimal")
 // it.
 func isHex(s string) bool {
 	for i := range len(s) {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+		if _, ok := hexDigit(s[i]); !ok {
 			return false
 		}
 	}
@@ -35,18 +34,11 @@ func ParseMask(s string) (Mask, error) {
 	var m Mask
 	nibble := 0
 	for i := len(s) - 1; i >= 0; i-- {
-		var v uint64
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			v = uint64(c - '0')
-		case c >= 'a' && c <= 'f':
-			v = uint64(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			v = uint64(c-'A') + 10
-		default:
+		d, ok := hexDigit(s[i])
+		if !ok {
 			return Mask{}, errMaskNotHex
 		}
+		v := uint64(d)
 		w := nibble / 16
 		for len(m.words) <= w {
 			m.words = append(m.words, 0)

@@ -1,6 +1,7 @@
 package cdc
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,9 +29,9 @@ type Qlik struct {
 	intern interner
 	ix     jsonIndex // of the message being decoded
 	keys   map[string]*imageKeys
-	// tables maps the raw text of a message's schema and table members
-	// (schema, NUL, table) to the table's name, built once; tableKey is
-	// the scratch the lookup's key is made in.
+	// tables maps a message's schema and table (see tableName) to the
+	// table's name, built once; tableKey is the scratch the lookup's key
+	// is made in.
 	tables   map[string]string
 	tableKey []byte
 }
@@ -105,11 +106,15 @@ func memberKey(m *jsonMember) string {
 }
 
 // stringMember is jsonparser.GetString of the first member called key:
-// its text unescaped, or "" when it is missing or not a string.
+// its text unescaped, or "" when it is missing or not a string. Without
+// escapes, the text shares the message's memory.
 func stringMember(ms []jsonMember, key string) string {
 	m := memberNamed(ms, key)
 	if m == nil || m.vt != jsonparser.String {
 		return ""
+	}
+	if !hasEscape(m.value) {
+		return unsafe.String(unsafe.SliceData(m.value), len(m.value))
 	}
 	s, err := jsonparser.ParseString(m.value)
 	if err != nil {
@@ -255,32 +260,11 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 // of its headers), else the configured default.
 func (d *Qlik) table(msg, headers []jsonMember, rec *Record) error {
 	for _, src := range [][]jsonMember{msg, headers} {
-		// Plain strings name the table as written: look their text up
-		// instead of building and interning the name for each message.
-		if tm, sm := memberNamed(src, "table"), memberNamed(src, "schema"); tm != nil && tm.vt == jsonparser.String &&
-			len(tm.value) > 0 && !hasEscape(tm.value) && (sm == nil || sm.vt == jsonparser.String && !hasEscape(sm.value)) {
-			var sch []byte
-			if sm != nil {
-				sch = sm.value
-			}
-			d.tableKey = append(append(append(d.tableKey[:0], sch...), 0), tm.value...)
-			name, ok := d.tables[string(d.tableKey)]
-			if !ok {
-				if len(d.tables) >= maxKeyTables {
-					clear(d.tables)
-				}
-				name = d.intern.string(joinQualified(string(sch), string(tm.value)))
-				d.tables[string(d.tableKey)] = name
-			}
-			rec.Table = name
-			return nil
-		}
 		tab := stringMember(src, "table")
 		if tab == "" {
 			continue
 		}
-		sch := stringMember(src, "schema")
-		rec.Table = d.intern.string(joinQualified(sch, tab))
+		rec.Table = d.tableName(stringMember(src, "schema"), tab)
 		return nil
 	}
 	if d.opts.DefaultTable != "" {
@@ -288,6 +272,24 @@ func (d *Qlik) table(msg, headers []jsonMember, rec *Record) error {
 		return nil
 	}
 	return Rejectf(ReasonBadTableName, "message names no schema/table and no default table is configured (--qlik-table)")
+}
+
+// tableName is the qualified name of schema and table, looked up by
+// their text: building and interning it for each message cost a few
+// allocations per record.
+func (d *Qlik) tableName(schema, table string) string {
+	// The schema's length first: names may hold any character.
+	d.tableKey = append(binary.AppendUvarint(d.tableKey[:0], uint64(len(schema))), schema...)
+	d.tableKey = append(d.tableKey, table...)
+	name, ok := d.tables[string(d.tableKey)]
+	if !ok {
+		if len(d.tables) >= maxKeyTables {
+			clear(d.tables)
+		}
+		name = d.intern.string(joinQualified(schema, table)) // a new string: not the message's memory
+		d.tables[string(d.tableKey)] = name
+	}
+	return name
 }
 
 func (d *Qlik) image(ix *jsonIndex, key string, im *Image, last *[]string) error {

@@ -272,7 +272,7 @@ func stringEnd(data []byte, i int) (end int, escaped, ascii bool) {
 					return -1, false, false
 				}
 				for _, h := range data[i+2 : i+6] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+					if _, ok := hexDigit(h); !ok {
 						return -1, false, false
 					}
 				}
@@ -288,6 +288,19 @@ func stringEnd(data []byte, i int) (end int, escaped, ascii bool) {
 		}
 	}
 	return -1, false, false
+}
+
+// hexDigit returns the value of a hexadecimal digit of either case.
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 // numberEnd returns the index after the number that starts at i.
