@@ -27,18 +27,19 @@ type footerShape struct {
 	columns []footerColumn
 	// createdBy and the column orders end every footer.
 	createdBy string
+	// The encodings of a dictionary-encoded chunk's pages: the indices',
+	// and the dictionary page's as the encodings list and as
+	// encoding_stats name it.
+	dictIndex, dictPage, dictStats int32
 }
 
 // footerColumn is what a column chunk's metadata takes from its column.
 type footerColumn struct {
-	typ       int32
-	path      []string
-	codec     int32
-	encoding  int32 // of pages without a dictionary
-	dictIndex int32 // of dictionary-encoded pages
-	dictPage  int32 // of the dictionary page, as the encodings list names it
-	dictStats int32 // of the dictionary page, as encoding_stats names it
-	maxStats  int
+	typ      int32
+	path     []string
+	codec    int32
+	encoding int32 // of pages without a dictionary
+	maxStats int
 }
 
 func newFooterShape(sc *schema.Schema, props *parquet.WriterProperties) (*footerShape, error) {
@@ -55,19 +56,18 @@ func newFooterShape(sc *schema.Schema, props *parquet.WriterProperties) (*footer
 	if err != nil {
 		return nil, err
 	}
-	fs := &footerShape{prefix: bytes.Clone(b[:end]), createdBy: props.CreatedBy()}
+	fs := &footerShape{prefix: bytes.Clone(b[:end]), createdBy: props.CreatedBy(),
+		dictIndex: int32(props.DictionaryIndexEncoding()), dictPage: int32(dictionaryPageEncoding(props)),
+		dictStats: int32(props.DictionaryPageEncoding())}
 	for i := range sc.NumColumns() {
 		col := sc.Column(i)
 		path := col.Path()
 		fs.columns = append(fs.columns, footerColumn{
-			typ:       int32(col.PhysicalType()),
-			path:      col.ColumnPath(),
-			codec:     int32(props.CompressionFor(path)),
-			encoding:  int32(props.EncodingFor(path)),
-			dictIndex: int32(props.DictionaryIndexEncoding()),
-			dictPage:  int32(dictionaryPageEncoding(props)),
-			dictStats: int32(props.DictionaryPageEncoding()),
-			maxStats:  int(props.MaxStatsSizeFor(path)),
+			typ:      int32(col.PhysicalType()),
+			path:     col.ColumnPath(),
+			codec:    int32(props.CompressionFor(path)),
+			encoding: int32(props.EncodingFor(path)),
+			maxStats: int(props.MaxStatsSizeFor(path)),
 		})
 	}
 	return fs, nil
@@ -269,8 +269,8 @@ func (fs *footerShape) appendColumnMeta(w *thriftWriter, col *footerColumn, c *c
 	hasDict := c.dictPageOffset > 0
 	if hasDict {
 		w.list(2, thriftI32, 3)
-		w.b = binary.AppendVarint(w.b, int64(col.dictIndex))
-		w.b = binary.AppendVarint(w.b, int64(col.dictPage))
+		w.b = binary.AppendVarint(w.b, int64(fs.dictIndex))
+		w.b = binary.AppendVarint(w.b, int64(fs.dictPage))
 	} else {
 		w.list(2, thriftI32, 2)
 		w.b = binary.AppendVarint(w.b, int64(col.encoding))
@@ -315,8 +315,8 @@ func (fs *footerShape) appendColumnMeta(w *thriftWriter, col *footerColumn, c *c
 	// encoding_stats: the dictionary page, then the data pages.
 	if hasDict {
 		w.list(13, thriftStruct, 2)
-		w.b = appendPageEncodingStats(w.b, dictionaryPage, col.dictStats, 1)
-		w.b = appendPageEncodingStats(w.b, dataPage, col.dictIndex, c.dataPages)
+		w.b = appendPageEncodingStats(w.b, dictionaryPage, fs.dictStats, 1)
+		w.b = appendPageEncodingStats(w.b, dataPage, fs.dictIndex, c.dataPages)
 	} else {
 		w.list(13, thriftStruct, 1)
 		w.b = appendPageEncodingStats(w.b, dataPage, int32(parquet.Encodings.Plain), c.dataPages)

@@ -194,8 +194,7 @@ type leanFile struct {
 	rows  int
 	// footer appends the footer: appendFooter, or arrow-go's builders in
 	// the test that holds the two to the same bytes.
-	footer    func(fs *footerShape, b []byte, rowGroups []rowGroupMeta, kv metadata.KeyValueMetadata) []byte
-	rowGroups []rowGroupMeta
+	footer func(fs *footerShape, b []byte, rowGroups []rowGroupMeta, kv metadata.KeyValueMetadata) []byte
 }
 
 // encodeLean returns rec as a Parquet file with schema sc. The file is
@@ -243,7 +242,7 @@ func (f *leanFile) encode(fs *footerShape, leaves []leaf, rowGroupRows int64, kv
 	if rgRows <= 0 {
 		rgRows = f.rows
 	}
-	f.rowGroups = f.rowGroups[:0]
+	var rowGroups []rowGroupMeta
 	for start := 0; start < f.rows; start += rgRows {
 		end := min(start+rgRows, f.rows)
 		rg := rowGroupMeta{rows: int64(end - start), chunks: make([]chunkMeta, len(leaves))}
@@ -252,10 +251,10 @@ func (f *leanFile) encode(fs *footerShape, leaves []leaf, rowGroupRows int64, kv
 				return fmt.Errorf("column %s: %w", leaves[i].col.Path(), err)
 			}
 		}
-		f.rowGroups = append(f.rowGroups, rg)
+		rowGroups = append(rowGroups, rg)
 	}
 	start := out.Len()
-	out.Write(f.footer(fs, out.AvailableBuffer(), f.rowGroups, kv))
+	out.Write(f.footer(fs, out.AvailableBuffer(), rowGroups, kv))
 	var tail [8]byte
 	binary.LittleEndian.PutUint32(tail[:4], uint32(out.Len()-start))
 	copy(tail[4:], "PAR1")
