@@ -106,7 +106,8 @@ func dictionaryPageEncoding(props *parquet.WriterProperties) parquet.Encoding {
 type chunkMeta struct {
 	numValues      int64
 	dataPageOffset int64
-	dictPageOffset int64 // 0 without a dictionary
+	dictPageOffset int64 // when dictionary is set
+	dictionary     bool
 	compressed     int64
 	uncompressed   int64
 	dataPages      int32
@@ -240,7 +241,7 @@ func (fs *footerShape) appendRowGroup(w *thriftWriter, rg *rowGroupMeta, ordinal
 	for i := range rg.chunks {
 		c := &rg.chunks[i]
 		offset := c.dataPageOffset
-		if c.dictPageOffset > 0 {
+		if c.dictionary {
 			offset = c.dictPageOffset
 		}
 		if i == 0 {
@@ -266,7 +267,7 @@ func (fs *footerShape) appendRowGroup(w *thriftWriter, rg *rowGroupMeta, ordinal
 
 func (fs *footerShape) appendColumnMeta(w *thriftWriter, col *footerColumn, c *chunkMeta) {
 	w.i32(1, col.typ)
-	hasDict := c.dictPageOffset > 0
+	hasDict := c.dictionary
 	if hasDict {
 		w.list(2, thriftI32, 3)
 		w.b = binary.AppendVarint(w.b, int64(fs.dictIndex))

@@ -28,7 +28,7 @@ func arrowGoFooter(t *testing.T, sc *schema.Schema, props *parquet.WriterPropert
 					DictEncodingStats: map[parquet.Encoding]int32{},
 					DataEncodingStats: map[parquet.Encoding]int32{},
 				}
-				hasDict := c.dictPageOffset > 0
+				hasDict := c.dictionary
 				if hasDict {
 					encStats.DictEncodingStats[props.DictionaryPageEncoding()] = 1
 					encStats.DataEncodingStats[props.DictionaryIndexEncoding()] = c.dataPages
@@ -74,17 +74,30 @@ func encodeLeanChecked(t *testing.T, sc *schema.Schema, leaves []leaf, rec arrow
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := &leanFile{props: props, level: props.CompressionLevel(), rows: int(rec.NumRows()), footer: arrowGoFooter(t, sc, props)}
+	// The reference is encoded serially, so the check also holds the
+	// parallel chunk encoding to the serial bytes: with the default
+	// workers, and with three, more than the CPUs the tests have.
+	ref := &leanFile{props: props, level: props.CompressionLevel(), rows: int(rec.NumRows()), footer: arrowGoFooter(t, sc, props), workers: 1}
 	want, err := ref.encodeBatch(fs, leaves, rec, kv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(own, want) {
-		n := 0
-		for n < min(len(own), len(want)) && own[n] == want[n] {
-			n++
+	three := &leanFile{props: props, level: props.CompressionLevel(), rows: int(rec.NumRows()), footer: (*footerShape).appendFooter, workers: 3}
+	shared, err := three.encodeBatch(fs, leaves, rec, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what string
+		got  []byte
+	}{{"lean file", own}, {"lean file encoded by three goroutines", shared}} {
+		if !bytes.Equal(c.got, want) {
+			n := 0
+			for n < min(len(c.got), len(want)) && c.got[n] == want[n] {
+				n++
+			}
+			t.Fatalf("%s of %d bytes differs from the serial one with arrow-go's footer (%d bytes) at byte %d", c.what, len(c.got), len(want), n)
 		}
-		t.Fatalf("lean file of %d bytes differs from the one with arrow-go's footer (%d bytes) at byte %d", len(own), len(want), n)
 	}
 	return own
 }

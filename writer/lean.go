@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -153,6 +156,7 @@ type leanScratch struct {
 	idx    []int32 // indices of the present values in the values array
 	dict   []int32 // dictionary indices of the present values
 	hdr    []byte
+	footer []byte
 	rle    rleEncoder
 
 	strDict map[string]int32
@@ -184,22 +188,23 @@ func putLeanScratch(s *leanScratch) {
 	}
 }
 
-// leanFile is one encoding in progress.
+// leanFile is one encoding in progress, or one of its chunk workers.
 type leanFile struct {
-	out   *bytes.Buffer
+	out   *bytes.Buffer // where this worker's column chunks are written
 	props *parquet.WriterProperties
 	codec compress.Codec // nil for uncompressed
 	level int
 	s     *leanScratch
 	rows  int
+	// workers, when set, is how many goroutines encode the file's chunks
+	// whatever its size; tests set it. Unset, the file decides (workers).
+	workers int
 	// footer appends the footer: appendFooter, or arrow-go's builders in
 	// the test that holds the two to the same bytes.
 	footer func(fs *footerShape, b []byte, rowGroups []rowGroupMeta, kv metadata.KeyValueMetadata) []byte
 }
 
-// encodeLean returns rec as a Parquet file with schema sc. The file is
-// built in a reused buffer and copied out at its exact size: growing a
-// fresh buffer, or reserving one by estimate, cleared megabytes per file.
+// encodeLean returns rec as a Parquet file with schema sc.
 func encodeLean(fs *footerShape, leaves []leaf, rec arrow.RecordBatch, props *parquet.WriterProperties,
 	kv metadata.KeyValueMetadata) ([]byte, error) {
 	f := &leanFile{props: props, level: props.CompressionLevel(), rows: int(rec.NumRows()), footer: (*footerShape).appendFooter}
@@ -217,8 +222,6 @@ func (f *leanFile) encodeBatch(fs *footerShape, leaves []leaf, rec arrow.RecordB
 	}
 	f.s = getLeanScratch()
 	defer putLeanScratch(f.s)
-	f.out = &f.s.out
-	f.out.Reset()
 	for i := range leaves {
 		// Values that repeat only locally (a transaction's rows share its
 		// xid) fool a judgement on consecutive values, so a large column
@@ -229,36 +232,120 @@ func (f *leanFile) encodeBatch(fs *footerShape, leaves []leaf, rec arrow.RecordB
 			leaves[i].plain = mostlyDistinct(v, f.s.seen)
 		}
 	}
-	if err := f.encode(fs, leaves, props.MaxRowGroupLength(), kv); err != nil {
-		return nil, err
-	}
-	return bytes.Clone(f.out.Bytes()), nil
+	return f.encode(fs, leaves, props.MaxRowGroupLength(), kv)
 }
 
-func (f *leanFile) encode(fs *footerShape, leaves []leaf, rowGroupRows int64, kv metadata.KeyValueMetadata) error {
-	out := f.out
-	out.WriteString("PAR1")
+// chunkPlace is where a worker wrote one column chunk: out[start:end].
+type chunkPlace struct {
+	out        *bytes.Buffer
+	start, end int
+}
+
+// encode writes the column chunks on several goroutines, each into its own
+// buffer, and then copies them in file order into a file of exact size
+// behind the footer's offsets. A file's chunks are independent until the
+// footer, and the trace showed a single file's encoding running alone for
+// a third of the run while reading waited for its memory: with one
+// goroutine per file, the other core was idle then. The bytes are those of
+// a serial encoding; only the order chunks are built in changes.
+func (f *leanFile) encode(fs *footerShape, leaves []leaf, rowGroupRows int64, kv metadata.KeyValueMetadata) ([]byte, error) {
 	rgRows := int(rowGroupRows)
 	if rgRows <= 0 {
 		rgRows = f.rows
 	}
+	workers := []*leanFile{f}
+	for range f.chunkWorkers(len(leaves)) - 1 {
+		w := &leanFile{props: f.props, codec: f.codec, level: f.level, rows: f.rows, s: getLeanScratch()}
+		defer putLeanScratch(w.s)
+		workers = append(workers, w)
+	}
+	for _, w := range workers {
+		w.out = &w.s.out
+		w.out.Reset()
+	}
 	var rowGroups []rowGroupMeta
+	var places []chunkPlace
 	for start := 0; start < f.rows; start += rgRows {
 		end := min(start+rgRows, f.rows)
 		rg := rowGroupMeta{rows: int64(end - start), chunks: make([]chunkMeta, len(leaves))}
-		for i := range leaves {
-			if err := f.writeChunk(&rg.chunks[i], &fs.columns[i], &leaves[i], start, end); err != nil {
-				return fmt.Errorf("column %s: %w", leaves[i].col.Path(), err)
-			}
+		at := len(places)
+		places = append(places, make([]chunkPlace, len(leaves))...)
+		if err := encodeChunks(workers, fs, leaves, &rg, places[at:], start, end); err != nil {
+			return nil, err
 		}
 		rowGroups = append(rowGroups, rg)
 	}
-	start := out.Len()
-	out.Write(f.footer(fs, out.AvailableBuffer(), rowGroups, kv))
-	var tail [8]byte
-	binary.LittleEndian.PutUint32(tail[:4], uint32(out.Len()-start))
-	copy(tail[4:], "PAR1")
-	out.Write(tail[:])
+	// The chunks' offsets are within their workers' buffers until here.
+	size := int64(len("PAR1"))
+	for g := range rowGroups {
+		for i := range rowGroups[g].chunks {
+			c, p := &rowGroups[g].chunks[i], &places[g*len(leaves)+i]
+			shift := size - int64(p.start)
+			c.dataPageOffset += shift
+			if c.dictionary {
+				c.dictPageOffset += shift
+			}
+			size += int64(p.end - p.start)
+		}
+	}
+	s := f.s
+	s.footer = f.footer(fs, s.footer[:0], rowGroups, kv)
+	file := make([]byte, 0, int(size)+len(s.footer)+8)
+	file = append(file, "PAR1"...)
+	for _, p := range places {
+		file = append(file, p.out.Bytes()[p.start:p.end]...)
+	}
+	file = append(file, s.footer...)
+	file = binary.LittleEndian.AppendUint32(file, uint32(len(s.footer)))
+	return append(file, "PAR1"...), nil
+}
+
+// chunkWorkers is how many goroutines encode a file of n leaves: one per
+// CPU, never more than its leaves, and one for a file too small to share.
+func (f *leanFile) chunkWorkers(n int) int {
+	w := f.workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+		if f.rows*n < minSharedValues {
+			w = 1
+		}
+	}
+	return max(1, min(w, n))
+}
+
+// minSharedValues is the size (rows times leaves) from which a file's
+// chunks are shared between goroutines; below it, handing chunks over
+// costs more than it saves.
+const minSharedValues = 4096
+
+// encodeChunks encodes one row group's chunks, each worker taking the next
+// unencoded column until none is left. It reports the failure of the
+// first column that failed, as a serial encoding would.
+func encodeChunks(workers []*leanFile, fs *footerShape, leaves []leaf, rg *rowGroupMeta, places []chunkPlace, start, end int) error {
+	errs := make([]error, len(leaves))
+	var next atomic.Int64
+	work := func(w *leanFile) {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(leaves) {
+				return
+			}
+			from := w.out.Len()
+			errs[i] = w.writeChunk(&rg.chunks[i], &fs.columns[i], &leaves[i], start, end)
+			places[i] = chunkPlace{out: w.out, start: from, end: w.out.Len()}
+		}
+	}
+	var wg sync.WaitGroup
+	for _, w := range workers[1:] {
+		wg.Go(func() { work(w) })
+	}
+	work(workers[0])
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("column %s: %w", leaves[i].col.Path(), err)
+		}
+	}
 	return nil
 }
 
@@ -344,7 +431,7 @@ func (f *leanFile) writeChunk(cm *chunkMeta, col *footerColumn, l *leaf, start, 
 		stats:          enc,
 	}
 	if st.usingDictionary {
-		cm.dictPageOffset = st.dictPageOffset
+		cm.dictionary, cm.dictPageOffset = true, st.dictPageOffset
 	}
 	return nil
 }
