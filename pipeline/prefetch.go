@@ -21,6 +21,11 @@ type readyReporter interface{ Ready() bool }
 // benchmark stream.
 const batchSize = 64
 
+// batchBytes ends a batch early when its records' bytes reach it, so that
+// large records do not multiply the memory in flight: at most batchBytes
+// (or one record) per batch.
+const batchBytes = 256 << 10
+
 // item is one event of the source, decoded ahead of its turn.
 type item struct {
 	msg    source.Message // Value is owned by the item (buf)
@@ -86,8 +91,8 @@ func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Dec
 				return
 			}
 			b.n, b.done = 0, make(chan struct{})
-			last := false
-			for b.n < batchSize && (b.n == 0 || (ready != nil && ready.Ready())) {
+			last, size := false, 0
+			for b.n < batchSize && (b.n == 0 || (size < batchBytes && ready != nil && ready.Ready())) {
 				it := &b.items[b.n]
 				it.srcErr, it.decErr = nil, nil
 				m, err := src.Next(ctx)
@@ -98,8 +103,12 @@ func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Dec
 					break
 				}
 				it.msg = *m
+				if cap(it.buf) > batchBytes {
+					it.buf = nil // a large record's buffer is not kept for the small ones after it
+				}
 				it.buf = append(it.buf[:0], m.Value...)
 				it.msg.Value = it.buf
+				size += len(it.buf)
 				if m.Control != nil {
 					break // the caller must answer it before anything else is read
 				}

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -164,4 +165,43 @@ func TestPrettyPrintedInput(t *testing.T) {
 	}
 	rows := query(t, openDuck(t), `SELECT ORDER_ID, STATUS FROM `+lakeGlob(dir, "SALES.ORDERS"))
 	equalLines(t, "rows", rowStrings(rows), []string{"1001|NEW {with braces}"})
+}
+
+// Records are decoded and converted ahead, in batches, against the version
+// their table was last appended under; the rows behind new metadata (in
+// its batch and the batches decoded with it) belong to the new version,
+// whose first column is new, and must land there with every value in its
+// own column. The first thousand rows keep the decoders far enough ahead.
+func TestRowsDecodedAheadOfNewMetadataLandInTheirVersion(t *testing.T) {
+	meta := func(cols string) string {
+		return `{"op_type":"OBJECT_METADATA","qual_table":"S.M","columns":{` + cols + `"ID":{"type":"number","null":false,"key":true},"NAME":{"type":"string","null":true,"key":false}}}`
+	}
+	row := func(i int, extra string) string {
+		return fmt.Sprintf(`{"qual_table":"S.M","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","pos":"p%d","after":{"ID":%d,"NAME":"n\"%d"%s}}`, i, i, i, extra)
+	}
+	lines := []string{meta("")}
+	var want []string
+	for i := range 1000 {
+		lines = append(lines, row(i, ""))
+		want = append(want, fmt.Sprintf("%d|1|NULL|n\"%d", i, i))
+	}
+	lines = append(lines, meta(`"A_NOTE":{"type":"string","null":true,"key":false},`))
+	for i := 1000; i < 1300; i++ {
+		note, extra := "NULL", ""
+		if i%2 == 0 {
+			note, extra = fmt.Sprintf("note %d", i), fmt.Sprintf(`,"A_NOTE":"note %d"`, i)
+		}
+		lines = append(lines, row(i, extra))
+		want = append(want, fmt.Sprintf("%d|2|%s|n\"%d", i, note, i))
+	}
+	dir := t.TempDir()
+	sum, err := export(t, dir, nil, writeFile(t, t.TempDir(), "in.jsonl", strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rejected != 0 {
+		t.Fatalf("%d rejected", sum.Rejected)
+	}
+	rows := query(t, openDuck(t), `SELECT ID, schema_version, A_NOTE, NAME FROM `+lakeGlob(dir, "S.M")+` ORDER BY ID`)
+	equalLines(t, "rows", rowStrings(rows), want)
 }
