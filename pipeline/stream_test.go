@@ -167,11 +167,11 @@ func TestPrettyPrintedInput(t *testing.T) {
 	equalLines(t, "rows", rowStrings(rows), []string{"1001|NEW {with braces}"})
 }
 
-// Records are decoded and converted ahead, in batches, against the version
-// their table was last appended under; the rows behind new metadata (in
-// its batch and the batches decoded with it) belong to the new version,
-// whose first column is new, and must land there with every value in its
-// own column. The first thousand rows keep the decoders far enough ahead.
+// Records are decoded ahead, in batches, while the buffers' goroutine
+// still appends under the version their table had; the rows behind new
+// metadata (in its batch and the batches decoded with it) belong to the
+// new version, whose first column is new, and must land there with every
+// value in its own column. The first thousand rows keep the decoders ahead.
 func TestRowsDecodedAheadOfNewMetadataLandInTheirVersion(t *testing.T) {
 	meta := func(cols string) string {
 		return `{"op_type":"OBJECT_METADATA","qual_table":"S.M","columns":{` + cols + `"ID":{"type":"number","null":false,"key":true},"NAME":{"type":"string","null":true,"key":false}}}`
