@@ -3,7 +3,9 @@ package writer
 import (
 	"encoding/base64"
 	"errors"
+	"math"
 	"math/big"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -540,6 +542,64 @@ func TestConvertStates(t *testing.T) {
 }
 
 // FuzzParseInt64 holds parseInt64 to strconv wherever strconv parses.
+// parseFloat64 is strconv.ParseFloat, bit for bit, on every text: its fast
+// path must round as strconv does, and anything else must reach strconv.
+func FuzzParseFloat64(f *testing.F) {
+	for _, s := range []string{"0", "-0", "125.50", "-1e-3", "0.1", "9007199254740993", "9007199254740992.5",
+		"1.", ".5", "-", "", "+1", "1e22", "123456789012345678.9", "0.0000000000000000000001", "00012.3400", "1_0", "Inf", "0x1p3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, werr := strconv.ParseFloat(s, 64)
+		got, gerr := parseFloat64([]byte(s))
+		if (werr == nil) != (gerr == nil) || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("parseFloat64(%q) = %v (%x), %v; strconv: %v (%x), %v", s, got, math.Float64bits(got), gerr, want, math.Float64bits(want), werr)
+		}
+	})
+}
+
+// The fast path's inputs, drawn at random: up to 19 digits with the point
+// anywhere, leading zeros, both signs, near 2^53 and past it.
+func TestParseFloat64MatchesStrconv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200_000 {
+		digits := make([]byte, 1+rng.IntN(20))
+		for i := range digits {
+			digits[i] = byte('0' + rng.IntN(10))
+		}
+		s := string(digits)
+		if p := rng.IntN(len(digits) + 1); p > 0 && p < len(digits) {
+			s = s[:p] + "." + s[p:]
+		}
+		if rng.IntN(2) == 0 {
+			s = "-" + s
+		}
+		want, werr := strconv.ParseFloat(s, 64)
+		got, gerr := parseFloat64([]byte(s))
+		if (werr == nil) != (gerr == nil) || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("parseFloat64(%q) = %v, %v; strconv: %v, %v", s, got, gerr, want, werr)
+		}
+	}
+}
+
+func BenchmarkParseFloat64(b *testing.B) {
+	texts := [][]byte{[]byte("125.50"), []byte("-98765.4321"), []byte("3"), []byte("0.000125")}
+	b.Run("fast", func(b *testing.B) {
+		for b.Loop() {
+			for _, t := range texts {
+				parseFloat64(t)
+			}
+		}
+	})
+	b.Run("strconv", func(b *testing.B) {
+		for b.Loop() {
+			for _, t := range texts {
+				strconv.ParseFloat(unsafeString(t), 64)
+			}
+		}
+	})
+}
+
 func FuzzParseInt64(f *testing.F) {
 	for _, s := range []string{"0", "-0", "42", "-9223372036854775808", "999999999999999999", "-", "+1", "1e3", "007"} {
 		f.Add(s)
