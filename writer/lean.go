@@ -165,7 +165,12 @@ type leanScratch struct {
 	order   []int32 // value index of each dictionary entry, in entry order
 }
 
-var leanScratches = make(chan *leanScratch, 8)
+// leanScratches keeps a scratch for each file and each chunk helper that
+// can be encoding at once (a file per CPU, a helper per CPU).
+var leanScratches = make(chan *leanScratch, max(8, 2*runtime.GOMAXPROCS(0)))
+
+// chunkHelpers holds a token for each helper goroutine encoding chunks.
+var chunkHelpers = make(chan struct{}, runtime.GOMAXPROCS(0))
 
 func getLeanScratch() *leanScratch {
 	select {
@@ -255,6 +260,17 @@ func (f *leanFile) encode(fs *footerShape, leaves []leaf, rowGroupRows int64, kv
 	}
 	workers := []*leanFile{f}
 	for range f.chunkWorkers(len(leaves)) - 1 {
+		if f.workers == 0 {
+			// Helpers are shared by the files encoding at once: a file
+			// takes the ones free, so no more than a helper per CPU run
+			// beside the files, and the pools keep what they need.
+			select {
+			case chunkHelpers <- struct{}{}:
+				defer func() { <-chunkHelpers }()
+			default:
+				continue
+			}
+		}
 		w := &leanFile{props: f.props, codec: f.codec, level: f.level, rows: f.rows, s: getLeanScratch()}
 		defer putLeanScratch(w.s)
 		workers = append(workers, w)

@@ -2,6 +2,7 @@ package writer
 
 import (
 	"io"
+	"runtime"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/klauspost/compress/zstd"
@@ -30,9 +31,9 @@ func init() {
 	}})
 }
 
-// keptEncoders bounds the encoders kept per level: one per file being
-// encoded at once is enough.
-const keptEncoders = 8
+// keptEncoders bounds the encoders kept per level: one per goroutine
+// encoding at once (a file per CPU and a chunk helper per CPU) is enough.
+var keptEncoders = max(8, 2*runtime.GOMAXPROCS(0))
 
 type fullCodec interface {
 	compress.Codec
