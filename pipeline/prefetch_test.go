@@ -34,7 +34,8 @@ type nopDecoder struct{}
 func (nopDecoder) Decode([]byte, *cdc.Record) error { return nil }
 
 // Batches end at batchBytes of records (or one larger record) as well as
-// at batchSize records, and every record comes back whole and in order.
+// at batchSize records, not before, and every record comes back whole and
+// in order.
 func TestPrefetchBatchesAreBoundedByBytes(t *testing.T) {
 	var sizes []int
 	for range 3 * batchSize {
@@ -73,6 +74,11 @@ func TestPrefetchBatchesAreBoundedByBytes(t *testing.T) {
 			}
 			size += len(it.msg.Value)
 			want++
+		}
+		// Nor is a batch cut short: it ends at batchSize records, at the
+		// bound, or at the end of the input.
+		if b.n < batchSize && size < batchBytes && b.items[b.n-1].srcErr != io.EOF {
+			t.Errorf("a batch ended after %d records and %d bytes, short of both bounds", b.n, size)
 		}
 		p.recycle(b)
 	}
