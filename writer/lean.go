@@ -202,7 +202,7 @@ type leanFile struct {
 	s     *leanScratch
 	rows  int
 	// workers, when set, is how many goroutines encode the file's chunks
-	// whatever its size; tests set it. Unset, the file decides (workers).
+	// whatever its size; tests set it. Unset, the file decides (chunkWorkers).
 	workers int
 	// footer appends the footer: appendFooter, or arrow-go's builders in
 	// the test that holds the two to the same bytes.
