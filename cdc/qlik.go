@@ -113,14 +113,7 @@ func stringMember(ms []jsonMember, key string) string {
 	if m == nil || m.vt != jsonparser.String {
 		return ""
 	}
-	if !hasEscape(m.value) {
-		return unsafe.String(unsafe.SliceData(m.value), len(m.value))
-	}
-	s, err := jsonparser.ParseString(m.value)
-	if err != nil {
-		return ""
-	}
-	return s
+	return scalarView(m.value)
 }
 
 // members returns the members of m, an object indexed in ix.nested.
