@@ -164,6 +164,22 @@ type qlikMask struct {
 	text  string // a copy: the record's strings share its reused memory
 	mask  cdc.Mask
 	names []string // the columns it names, once asked for; read only, rows share it
+	// absent are the indexes of the columns it leaves out, once asked for.
+	absent []int
+}
+
+// absentColumns returns the indexes of v's columns that m leaves out,
+// worked out once per mask rather than for every column of every row.
+func (m *qlikMask) absentColumns(v *arrowschema.Version) []int {
+	if m.absent == nil {
+		m.absent = []int{}
+		for i := range v.Columns {
+			if !m.mask.Has(i + 1) {
+				m.absent = append(m.absent, i)
+			}
+		}
+	}
+	return m.absent
 }
 
 // parse makes m the mask s of the named kind (columnMask or changeMask)
@@ -662,12 +678,10 @@ func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *converterPair
 		if err := conv.columnMask.parse("columnMask", rec.Qlik.ColumnMask, v); err != nil {
 			return nil, err
 		}
-		for i := range v.Columns {
-			if !conv.columnMask.mask.Has(i + 1) {
-				conv.row.slots[i].state = slotAbsent
-				if withBefore {
-					conv.before.slots[i].state = slotAbsent
-				}
+		for _, i := range conv.columnMask.absentColumns(v) {
+			conv.row.slots[i].state = slotAbsent
+			if withBefore {
+				conv.before.slots[i].state = slotAbsent
 			}
 		}
 	}
