@@ -1,7 +1,6 @@
 package cdc
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,16 +28,16 @@ type Qlik struct {
 	intern interner
 	ix     jsonIndex // of the message being decoded
 	keys   map[string]*imageKeys
-	// tables maps a message's schema and table (see tableName) to the
-	// table's name, built once; tableKey is the scratch the lookup's key
-	// is made in.
-	tables   map[string]string
-	tableKey []byte
+	// tables maps a message's schema and table to the table's name,
+	// built once (see tableName).
+	tables map[qlikTable]string
 }
+
+type qlikTable struct{ schema, table string }
 
 // NewQlik returns a Qlik decoder.
 func NewQlik(opts QlikOptions) *Qlik {
-	return &Qlik{opts: opts, intern: newInterner(), keys: map[string]*imageKeys{}, tables: map[string]string{}}
+	return &Qlik{opts: opts, intern: newInterner(), keys: map[string]*imageKeys{}, tables: map[qlikTable]string{}}
 }
 
 // Decode parses one message into rec, which is reset first.
@@ -271,16 +270,14 @@ func (d *Qlik) table(msg, headers []jsonMember, rec *Record) error {
 // their text: building and interning it for each message cost a few
 // allocations per record.
 func (d *Qlik) tableName(schema, table string) string {
-	// The schema's length first: names may hold any character.
-	d.tableKey = append(binary.AppendUvarint(d.tableKey[:0], uint64(len(schema))), schema...)
-	d.tableKey = append(d.tableKey, table...)
-	name, ok := d.tables[string(d.tableKey)]
+	name, ok := d.tables[qlikTable{schema, table}]
 	if !ok {
 		if len(d.tables) >= maxKeyTables {
 			clear(d.tables)
 		}
-		name = d.intern.string(joinQualified(schema, table)) // a new string: not the message's memory
-		d.tables[string(d.tableKey)] = name
+		// New strings: the key and the name must not keep the message's memory.
+		name = d.intern.string(joinQualified(schema, table))
+		d.tables[qlikTable{strings.Clone(schema), strings.Clone(table)}] = name
 	}
 	return name
 }
