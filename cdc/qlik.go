@@ -27,6 +27,7 @@ type Qlik struct {
 	opts   QlikOptions
 	intern interner
 	ix     jsonIndex // of the message being decoded
+	top    qlikTop   // the members of ix.top decoding reads
 	keys   map[string]*imageKeys
 	// tables maps a message's schema and table to the table's name,
 	// built once (see tableName).
@@ -53,12 +54,14 @@ func (d *Qlik) Decode(data []byte, rec *Record) error {
 	if !ix.isObj {
 		return Rejectf(ReasonMalformedJSON, "message is not a JSON object")
 	}
-	if magic := memberNamed(ix.top, "magic"); magic != nil {
+	top := &d.top
+	top.find(ix.top)
+	if magic := top.magic; magic != nil {
 		if magic.vt != jsonparser.String || string(magic.value) != "atMSG" {
 			return Rejectf(ReasonMalformedJSON, "envelope magic is %q, want \"atMSG\"", truncate(string(magic.value), 32))
 		}
-		typ := stringMember(ix.top, "type")
-		msg := memberNamed(ix.top, "message")
+		typ := stringOf(top.typ)
+		msg := top.message
 		if msg == nil || msg.vt != jsonparser.Object {
 			return Rejectf(ReasonMissingField, "envelope has no message object")
 		}
@@ -66,19 +69,63 @@ func (d *Qlik) Decode(data []byte, rec *Record) error {
 		case "DT":
 			inner := msg.value
 			scanJSON(inner, ix) // valid: part of a valid message
+			top.find(ix.top)
 			return d.dataMessage(inner, rec)
 		case "MD":
 			return d.metadataMessage(msg.value, rec)
 		}
 		return Rejectf(ReasonUnknownOp, "envelope type %q is neither DT (data) nor MD (metadata)", truncate(typ, 32))
 	}
-	if memberNamed(ix.top, "lineage") != nil || memberNamed(ix.top, "tableStructure") != nil {
+	if top.lineage != nil || top.tableStructure != nil {
 		return d.metadataMessage(data, rec)
 	}
-	if memberNamed(ix.top, "headers") != nil {
+	if top.headers != nil {
 		return d.dataMessage(data, rec)
 	}
 	return Rejectf(ReasonMissingField, "message has neither headers (data message) nor lineage/tableStructure (metadata message)")
+}
+
+// qlikTop holds the first member of each name that decoding reads at a
+// message's top level, found in one pass: a lookup per name read the
+// members nine times.
+type qlikTop struct {
+	magic, typ, message, lineage, tableStructure *jsonMember
+	headers, table, schema, data, beforeData     *jsonMember
+}
+
+func (t *qlikTop) find(ms []jsonMember) {
+	*t = qlikTop{}
+	for i := range ms {
+		m := &ms[i]
+		var p **jsonMember
+		switch memberKey(m) {
+		case "magic":
+			p = &t.magic
+		case "type":
+			p = &t.typ
+		case "message":
+			p = &t.message
+		case "lineage":
+			p = &t.lineage
+		case "tableStructure":
+			p = &t.tableStructure
+		case "headers":
+			p = &t.headers
+		case "table":
+			p = &t.table
+		case "schema":
+			p = &t.schema
+		case "data":
+			p = &t.data
+		case "beforeData":
+			p = &t.beforeData
+		default:
+			continue
+		}
+		if *p == nil {
+			*p = m
+		}
+	}
 }
 
 // memberNamed returns the first member called key (as jsonparser.Get
@@ -108,7 +155,11 @@ func memberKey(m *jsonMember) string {
 // its text unescaped, or "" when it is missing or not a string. Without
 // escapes, the text shares the message's memory.
 func stringMember(ms []jsonMember, key string) string {
-	m := memberNamed(ms, key)
+	return stringOf(memberNamed(ms, key))
+}
+
+// stringOf is the text of m unescaped, or "" when m is nil or not a string.
+func stringOf(m *jsonMember) string {
 	if m == nil || m.vt != jsonparser.String {
 		return ""
 	}
@@ -127,7 +178,7 @@ func (ix *jsonIndex) members(m *jsonMember) []jsonMember {
 func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 	rec.Body = msg
 	ix := &d.ix
-	hm := memberNamed(ix.top, "headers")
+	hm := d.top.headers
 	if hm == nil || hm.vt != jsonparser.Object {
 		return Rejectf(ReasonMissingField, "data message has no headers object")
 	}
@@ -196,7 +247,7 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 		return Rejectf(ReasonUnknownOp, "unknown operation %q (expected REFRESH, INSERT, UPDATE or DELETE)", truncate(op, 64))
 	}
 	rec.Class = ClassDML
-	if err := d.table(ix.top, headers, rec); err != nil {
+	if err := d.table(headers, rec); err != nil {
 		return err
 	}
 	if hasTS {
@@ -236,10 +287,10 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 		return Rejectf(ReasonBadMask, "columnMask %q: %v", truncate(q.ColumnMask, 64), errMaskNotHex)
 	}
 	keys := tableKeys(d.keys, rec.Table)
-	if err := d.image(ix, "data", &rec.After, &keys.after); err != nil {
+	if err := d.image(d.top.data, "data", &rec.After, &keys.after); err != nil {
 		return err
 	}
-	if err := d.image(ix, "beforeData", &rec.Before, &keys.before); err != nil {
+	if err := d.image(d.top.beforeData, "beforeData", &rec.Before, &keys.before); err != nil {
 		return err
 	}
 	if !rec.RowImage().Present {
@@ -250,13 +301,13 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 
 // table names a data message's table: schema and table of the message (or
 // of its headers), else the configured default.
-func (d *Qlik) table(msg, headers []jsonMember, rec *Record) error {
-	for _, src := range [][]jsonMember{msg, headers} {
-		tab := stringMember(src, "table")
-		if tab == "" {
-			continue
-		}
-		rec.Table = d.tableName(stringMember(src, "schema"), tab)
+func (d *Qlik) table(headers []jsonMember, rec *Record) error {
+	if tab := stringOf(d.top.table); tab != "" {
+		rec.Table = d.tableName(stringOf(d.top.schema), tab)
+		return nil
+	}
+	if tab := stringMember(headers, "table"); tab != "" {
+		rec.Table = d.tableName(stringMember(headers, "schema"), tab)
 		return nil
 	}
 	if d.opts.DefaultTable != "" {
@@ -282,8 +333,7 @@ func (d *Qlik) tableName(schema, table string) string {
 	return name
 }
 
-func (d *Qlik) image(ix *jsonIndex, key string, im *Image, last *[]string) error {
-	m := memberNamed(ix.top, key)
+func (d *Qlik) image(m *jsonMember, key string, im *Image, last *[]string) error {
 	if m == nil || m.vt == jsonparser.Null {
 		return nil
 	}
@@ -291,7 +341,7 @@ func (d *Qlik) image(ix *jsonIndex, key string, im *Image, last *[]string) error
 		return Rejectf(ReasonMalformedJSON, "%s is a %s, want an object", key, m.vt)
 	}
 	im.Present = true
-	return appendFields(im, ix.members(m), d.intern, last, key)
+	return appendFields(im, d.ix.members(m), d.intern, last, key)
 }
 
 type qlikColumn struct {
