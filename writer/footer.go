@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -51,12 +50,7 @@ func newFooterShape(sc *schema.Schema, props *parquet.WriterProperties) (*footer
 	if _, err := md.WriteTo(&buf, nil); err != nil {
 		return nil, err
 	}
-	b := buf.Bytes()
-	end, err := schemaEnd(b)
-	if err != nil {
-		return nil, err
-	}
-	fs := &footerShape{prefix: bytes.Clone(b[:end]), createdBy: props.CreatedBy(),
+	fs := &footerShape{createdBy: props.CreatedBy(),
 		dictIndex: int32(props.DictionaryIndexEncoding()), dictPage: int32(dictionaryPageEncoding(props)),
 		dictStats: int32(props.DictionaryPageEncoding())}
 	for i := range sc.NumColumns() {
@@ -70,27 +64,21 @@ func newFooterShape(sc *schema.Schema, props *parquet.WriterProperties) (*footer
 			maxStats: int(props.MaxStatsSizeFor(path)),
 		})
 	}
+	// arrow-go's FileMetaData of no rows ends as this shape's footer of no
+	// row groups does; what precedes that is its version and schema.
+	if fs.prefix, err = footerPrefix(buf.Bytes(), fs.appendFooter(nil, nil, nil)); err != nil {
+		return nil, err
+	}
 	return fs, nil
 }
 
-// schemaEnd returns where a FileMetaData's fields 1 (version) and 2
-// (schema) end, the footer's prefix.
-func schemaEnd(b []byte) (int, error) {
-	end := 0
-	for last := int16(0); last < 2; {
-		next, id, typ, err := thriftFieldHeader(b, end, last)
-		if err != nil {
-			return 0, err
-		}
-		if id != last+1 || typ == 0 {
-			return 0, errors.New("parquet footer: FileMetaData does not start with its version and schema")
-		}
-		if end, err = skipThrift(b, next, typ); err != nil {
-			return 0, err
-		}
-		last = id
+// footerPrefix returns what precedes tail in footer, or an error when
+// footer does not end with tail: the files then go to pqarrow.
+func footerPrefix(footer, tail []byte) ([]byte, error) {
+	if !bytes.HasSuffix(footer, tail) {
+		return nil, errors.New("parquet footer: arrow-go's FileMetaData does not end as the lean encoder's would")
 	}
-	return end, nil
+	return bytes.Clone(footer[:len(footer)-len(tail)]), nil
 }
 
 // dictionaryPageEncoding is the dictionary page's encoding as a column
@@ -121,17 +109,12 @@ type rowGroupMeta struct {
 
 // Thrift compact protocol types; thriftWriter writes the page headers too.
 const (
-	thriftTrue   = 1
 	thriftFalse  = 2
-	thriftByte   = 3
 	thriftI16    = 4
 	thriftI32    = 5
 	thriftI64    = 6
-	thriftDouble = 7
 	thriftBinary = 8
 	thriftList   = 9
-	thriftSet    = 10
-	thriftMap    = 11
 	thriftStruct = 12
 )
 
@@ -330,92 +313,4 @@ func appendPageEncodingStats(b []byte, pageType, encoding, count int32) []byte {
 	w.i32(2, encoding)
 	w.i32(3, count)
 	return append(w.b, 0)
-}
-
-// thriftFieldHeader reads the field header at i of a struct whose last
-// field id was last: it returns where the value starts, the field's id
-// and type (0 at the struct's end).
-func thriftFieldHeader(b []byte, i int, last int16) (int, int16, byte, error) {
-	if i >= len(b) {
-		return 0, 0, 0, errTruncatedThrift
-	}
-	h := b[i]
-	i++
-	if h == 0 {
-		return i, last, 0, nil
-	}
-	typ := h & 0x0f
-	if d := int16(h >> 4); d != 0 {
-		return i, last + d, typ, nil
-	}
-	id, n := binary.Varint(b[i:])
-	if n <= 0 {
-		return 0, 0, 0, errTruncatedThrift
-	}
-	return i + n, int16(id), typ, nil
-}
-
-var errTruncatedThrift = errors.New("parquet footer: truncated Thrift")
-
-// skipThrift returns where the value of typ at i ends.
-func skipThrift(b []byte, i int, typ byte) (int, error) {
-	switch typ {
-	case thriftTrue, thriftFalse:
-		return i, nil // in the field header
-	case thriftByte:
-		return i + 1, nil
-	case thriftI16, thriftI32, thriftI64:
-		_, n := binary.Uvarint(b[i:])
-		if n <= 0 {
-			return 0, errTruncatedThrift
-		}
-		return i + n, nil
-	case thriftDouble:
-		return i + 8, nil
-	case thriftBinary:
-		l, n := binary.Uvarint(b[i:])
-		if n <= 0 || uint64(len(b)-i-n) < l {
-			return 0, errTruncatedThrift
-		}
-		return i + n + int(l), nil
-	case thriftList, thriftSet:
-		if i >= len(b) {
-			return 0, errTruncatedThrift
-		}
-		size, elem := int(b[i]>>4), b[i]&0x0f
-		i++
-		if size == 15 {
-			s, n := binary.Uvarint(b[i:])
-			if n <= 0 {
-				return 0, errTruncatedThrift
-			}
-			size, i = int(s), i+n
-		}
-		for range size {
-			var err error
-			if elem == thriftTrue || elem == thriftFalse {
-				i++ // a bool element is a byte
-				continue
-			}
-			if i, err = skipThrift(b, i, elem); err != nil {
-				return 0, err
-			}
-		}
-		return i, nil
-	case thriftStruct:
-		for last := int16(0); ; {
-			next, id, t, err := thriftFieldHeader(b, i, last)
-			if err != nil {
-				return 0, err
-			}
-			if t == 0 {
-				return next, nil
-			}
-			if i, err = skipThrift(b, next, t); err != nil {
-				return 0, err
-			}
-			last = id
-		}
-	}
-	return 0, fmt.Errorf("parquet footer: Thrift type %d not expected", typ)
 }

@@ -102,18 +102,33 @@ func encodeLeanChecked(t *testing.T, sc *schema.Schema, leaves []leaf, rec arrow
 	return own
 }
 
-// The prefix is found by reading the Thrift, not by guessing: anything
-// but a version and a schema list is refused, and the file goes to pqarrow.
-func TestSchemaEndReadsTheThrift(t *testing.T) {
-	// version 2, then a schema list of one struct {4: name "x"}, then num_rows.
-	good := []byte{0x15, 0x04, 0x19, 0x1c, 0x48, 0x01, 'x', 0x00, 0x16, 0x00}
-	if end, err := schemaEnd(good); err != nil || end != 8 {
-		t.Errorf("schemaEnd = %d, %v; want 8", end, err)
+// The prefix is what arrow-go writes before the part of the footer the
+// lean encoder writes itself: a shape is made for both Parquet versions
+// (else every file would go to pqarrow), and a FileMetaData that ends
+// otherwise is refused.
+func TestFooterPrefixIsWhatPrecedesTheOwnTail(t *testing.T) {
+	rec := randomBatch(t, rand.New(rand.NewPCG(3, 3)), 10, 0.2, 5)
+	defer rec.Release()
+	for _, v := range []parquet.Version{parquet.V1_0, parquet.V2_LATEST} {
+		props := parquet.NewWriterProperties(parquet.WithVersion(v), parquet.WithStats(true), parquet.WithCreatedBy("lakehouse-exporter"))
+		sc, err := pqarrow.ToParquet(rec.Schema(), props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := newFooterShape(sc, props)
+		if err != nil {
+			t.Fatalf("Parquet %s: %v", v, err)
+		}
+		if len(fs.prefix) < 2 || fs.prefix[0] != 0x15 {
+			t.Errorf("Parquet %s: prefix % x does not start with the version field", v, fs.prefix[:min(len(fs.prefix), 8)])
+		}
 	}
-	for _, b := range [][]byte{{}, {0x15}, {0x15, 0x04}, {0x15, 0x04, 0x19}, {0x15, 0x04, 0x19, 0x1c, 0x48, 0x05, 'x'},
-		{0x25, 0x04, 0x19, 0x10}, {0x15, 0x04, 0x00}} {
-		if end, err := schemaEnd(b); err == nil {
-			t.Errorf("% x: schemaEnd = %d, want an error", b, end)
+	if p, err := footerPrefix([]byte("version+schema|tail"), []byte("|tail")); err != nil || string(p) != "version+schema" {
+		t.Errorf("footerPrefix = %q, %v; want the part before the tail", p, err)
+	}
+	for _, c := range [][2]string{{"version+schema|tail", "|tale"}, {"tail", "|tail"}} {
+		if p, err := footerPrefix([]byte(c[0]), []byte(c[1])); err == nil {
+			t.Errorf("footerPrefix(%q, %q) = %q, want an error", c[0], c[1], p)
 		}
 	}
 }
