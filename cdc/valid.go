@@ -1,6 +1,11 @@
 package cdc
 
-import "github.com/buger/jsonparser"
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/buger/jsonparser"
+)
 
 // validJSON reports whether data is exactly one JSON value (RFC 8259),
 // surrounded by optional whitespace. It accepts what encoding/json.Valid
@@ -250,15 +255,33 @@ func hasLiteral(data []byte, i int, lit string) bool {
 
 // stringEnd returns the index after the string that starts at i (a
 // quote), whether the string holds an escape, and whether all its bytes
-// are ASCII.
+// are ASCII. It steps over eight bytes at a time while none of them is
+// one it must look at (a quote, a backslash or a control character):
+// strings are most of a record's bytes.
 func stringEnd(data []byte, i int) (end int, escaped, ascii bool) {
 	i++
-	var high byte // every byte of the string or'ed: ASCII when below 0x80
+	var high byte    // every byte looked at one by one, or'ed: ASCII when below 0x80
+	var high8 uint64 // the same for the words stepped over
 	for i < len(data) {
+		for i+8 <= len(data) {
+			w := binary.LittleEndian.Uint64(data[i:])
+			if m := lookAt(w); m != 0 {
+				// the bytes before the first one to look at are plain
+				k := bits.TrailingZeros64(m) / 8
+				high8 |= w & (1<<(8*k) - 1)
+				i += k
+				break
+			}
+			high8 |= w
+			i += 8
+		}
+		if i >= len(data) {
+			break
+		}
 		c := data[i]
 		switch {
 		case c == '"':
-			return i + 1, escaped, high < 0x80
+			return i + 1, escaped, high < 0x80 && high8&highBits == 0
 		case c == '\\':
 			escaped = true
 			if i+1 >= len(data) {
@@ -288,6 +311,24 @@ func stringEnd(data []byte, i int) (end int, escaped, ascii bool) {
 		}
 	}
 	return -1, false, false
+}
+
+const (
+	lowBits  = 0x0101010101010101 // the lowest bit of each byte of a word
+	highBits = 0x8080808080808080 // the highest
+)
+
+// lookAt has the high bit set of each byte of w that is a quote, a
+// backslash or below 0x20 (and maybe of bytes above such a one; the
+// lowest set bit is always exact). A byte b is zero exactly when
+// (b-1) &^ b has its high bit set, and the borrow of a lower byte only
+// reaches higher bytes past a zero one. Below 0x20 is the same test on
+// w-0x20, which a byte of 0x80 or more never passes (^w clears its high
+// bit).
+func lookAt(w uint64) uint64 {
+	q := w ^ (lowBits * '"')
+	b := w ^ (lowBits * '\\')
+	return ((q-lowBits)&^q | (b-lowBits)&^b | (w-lowBits*0x20)&^w) & highBits
 }
 
 // hexDigit returns the value of a hexadecimal digit of either case.
