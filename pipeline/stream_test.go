@@ -108,6 +108,59 @@ func TestRerunDoesNotDuplicate(t *testing.T) {
 	}
 }
 
+// TestRerunDoesNotDeadLetterAgain: running again over an input whose
+// rejects are already in the dead letters writes none of them again: no
+// second copy, no file replacing the first run's, nothing counted against
+// --max-rejects. A reject appended later is dead-lettered once.
+func TestRerunDoesNotDeadLetterAgain(t *testing.T) {
+	in := t.TempDir()
+	noOpTS := `{"qual_table":"S.T","op_type":"INSERT","xid":"x","pos":"p9","after":{"ID":9}}`
+	lines := []string{ordersMeta, dml("1", ""), noOpTS, dml("2", `,"NOPE":1`), `{"qual_table":`, dml("3", "")}
+	p := writeFile(t, in, "in.jsonl", strings.Join(lines, "\n")+"\n")
+	dir := t.TempDir()
+	first, err := export(t, dir, nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Rejected != 3 {
+		t.Fatalf("first run rejected %d records, want 3", first.Rejected)
+	}
+	offsets := func() []int64 {
+		var out []int64
+		for _, l := range readDLQ(t, dir) {
+			out = append(out, l.Offset)
+		}
+		return out
+	}
+	want := fmt.Sprint(offsets())
+	if want != "[3 4 5]" {
+		t.Fatalf("dead letters at lines %s after the first run, want [3 4 5]", want)
+	}
+	second, err := export(t, dir, func(c *pipeline.Config) { c.MaxRejects = 0 }, p)
+	if err != nil {
+		t.Fatalf("second run over the same input, --max-rejects 0: %v", err)
+	}
+	if second.Rejected != 0 {
+		t.Errorf("second run rejected %d records again", second.Rejected)
+	}
+	if got := fmt.Sprint(offsets()); got != want {
+		t.Errorf("dead letters at lines %s after the second run, want %s", got, want)
+	}
+	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"qual_table":` + "\n")
+	f.Close()
+	if _, err := export(t, dir, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(offsets()); got != "[3 4 5 7]" {
+		t.Errorf("dead letters at lines %s after a reject was appended, want [3 4 5 7]", got)
+	}
+	rows := query(t, openDuck(t), `SELECT string_agg(ID::BIGINT::VARCHAR, ',' ORDER BY ID) FROM `+lakeGlob(dir, "S.T"))
+	if got := rowStrings(rows)[0]; got != "1,3" {
+		t.Errorf("IDs after three runs: %s, want 1,3", got)
+	}
+}
+
 // TestDMLWaitsForMetadata: DML that arrives before its table's metadata,
 // or after a DDL the exporter cannot parse, waits for the metadata
 // instead of being dropped, and keeps its order.
