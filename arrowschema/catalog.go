@@ -2,6 +2,7 @@ package arrowschema
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 )
 
 // Names of the columns the exporter adds to every data file.
@@ -93,6 +95,43 @@ type Version struct {
 	Hold bool
 
 	index map[string]int
+	// fieldNames are the columns' names in data files: their own, but
+	// for a name that readers would take for a partition folder's key.
+	fieldNames []string
+}
+
+// FieldName is the name Columns[i] has in data files: the column's own
+// name, unless it is a folder key of the layout (schema_version, dt, hr,
+// in any case), which readers with Hive partitioning would fill with the
+// folder's value instead of the file's. Such a column is written with
+// underscores appended until its name is free ("DT" as "DT_").
+func (v *Version) FieldName(i int) string {
+	if v.fieldNames == nil { // a Version not made by a Catalog
+		return v.Columns[i].Name
+	}
+	return v.fieldNames[i]
+}
+
+// fieldNames works out Version.FieldName for every column of cols.
+func fieldNames(cols []Column, taken map[string]bool) []string {
+	names := make([]string, len(cols))
+	used := map[string]bool{}
+	for k := range taken {
+		used[k] = true
+	}
+	for _, c := range cols {
+		used[strings.ToLower(c.Name)] = true
+	}
+	for i, c := range cols {
+		name := c.Name
+		if slices.Contains(partition.FolderKeys, strings.ToLower(name)) {
+			for name += "_"; used[strings.ToLower(name)]; name += "_" {
+			}
+			used[strings.ToLower(name)] = true
+		}
+		names[i] = name
+	}
+	return names
 }
 
 // ColumnIndex returns the position of a table column in Columns.
@@ -364,6 +403,22 @@ func applyAlters(cols []cdc.Column, alters []Alteration, ddlTypes map[string]str
 	return cols, true
 }
 
+// reservedNames are the metacolumns' names in the data files of a table
+// of the format.
+func (c *Catalog) reservedNames(format cdc.Format) map[string]bool {
+	reserved := map[string]bool{ColOpType: true, ColOpTS: true, ColXID: true, ColPos: true, ColAbsentColumns: true,
+		ColSrcPartition: true, ColSrcOffset: true}
+	if c.opts.BeforeImage {
+		reserved[ColBeforeImage] = true
+	}
+	if format == cdc.FormatQlik {
+		for _, n := range []string{ColChangeSeq, ColTxnEventCounter, ColTxnLastEvent, ColChangedColumns} {
+			reserved[n] = true
+		}
+	}
+	return reserved
+}
+
 // build turns metadata into a Version (number and provenance left for the
 // caller), refining each column's type by precedence: config hint, the
 // source's own column type (Qlik), the table's JSON Schema record, the
@@ -371,16 +426,7 @@ func applyAlters(cols []cdc.Column, alters []Alteration, ddlTypes map[string]str
 func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) {
 	js := c.jsonSchemaFor(md.Table)
 	v := &Version{Table: md.Table, Metadata: md, index: make(map[string]int, len(md.Columns))}
-	reserved := map[string]bool{ColOpType: true, ColOpTS: true, ColXID: true, ColPos: true, ColAbsentColumns: true,
-		ColSrcPartition: true, ColSrcOffset: true}
-	if c.opts.BeforeImage {
-		reserved[ColBeforeImage] = true
-	}
-	if md.Format == cdc.FormatQlik {
-		for _, n := range []string{ColChangeSeq, ColTxnEventCounter, ColTxnLastEvent, ColChangedColumns} {
-			reserved[n] = true
-		}
-	}
+	reserved := c.reservedNames(md.Format)
 	for i, mc := range md.Columns {
 		if reserved[strings.ToLower(mc.Name)] {
 			return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "table %s has a column %q, which collides with the exporter's metacolumn of that name; rename the column at the source or turn the metacolumn off", md.Table, mc.Name)
@@ -446,12 +492,17 @@ func (c *Catalog) arrowSchema(v *Version) *arrow.Schema {
 		{Name: ColPos, Type: arrow.BinaryTypes.String, Nullable: true},
 	}
 	var before []arrow.Field
-	for _, col := range v.Columns {
-		md := arrow.NewMetadata(
-			[]string{"key", "source_type", "type_from"},
-			[]string{strconv.FormatBool(col.Key), col.SourceType, col.TypeFrom})
-		fields = append(fields, arrow.Field{Name: col.Name, Type: col.Type.Arrow(), Nullable: col.Nullable, Metadata: md})
-		before = append(before, arrow.Field{Name: col.Name, Type: col.Type.Arrow(), Nullable: true, Metadata: md})
+	v.fieldNames = fieldNames(v.Columns, c.reservedNames(v.Metadata.Format))
+	for i, col := range v.Columns {
+		keys := []string{"key", "source_type", "type_from"}
+		values := []string{strconv.FormatBool(col.Key), col.SourceType, col.TypeFrom}
+		name := v.fieldNames[i]
+		if name != col.Name {
+			keys, values = append(keys, "source_name"), append(values, col.Name)
+		}
+		md := arrow.NewMetadata(keys, values)
+		fields = append(fields, arrow.Field{Name: name, Type: col.Type.Arrow(), Nullable: col.Nullable, Metadata: md})
+		before = append(before, arrow.Field{Name: name, Type: col.Type.Arrow(), Nullable: true, Metadata: md})
 	}
 	fields = append(fields,
 		arrow.Field{Name: ColAbsentColumns, Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},

@@ -76,6 +76,12 @@ func safe(c byte) bool {
 		c == '_' || c == '-' || c == '.' || c == '$' || c == '#'
 }
 
+// FolderKeys are the Hive partition keys of data folders, every one the
+// layout can write (hr only when hourly). A reader with Hive partitioning
+// gives a column of one of these names (in any case) the folder's value
+// instead of the file's.
+var FolderKeys = []string{"schema_version", "dt", "hr"}
+
 // Granularity is how finely files are split by time.
 type Granularity uint8
 

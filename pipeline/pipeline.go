@@ -525,6 +525,12 @@ func (r *runner) schemaEvent(ctx context.Context, ev *arrowschema.Event) error {
 	kind := map[arrowschema.EventKind]string{arrowschema.EventOpened: "opened", arrowschema.EventReplaced: "replaced", arrowschema.EventCompleted: "completed"}[ev.Kind]
 	r.log.Info("schema version "+kind, "table", v.Table, "version", v.Number, "columns", len(v.Columns),
 		"provisional", v.Provisional, "holding", v.Hold, "ddl", v.DDL, "pos", v.OpenedAtPos)
+	for i, c := range v.Columns {
+		if name := v.FieldName(i); name != c.Name && ev.Kind != arrowschema.EventCompleted {
+			r.log.Warn("column written under another name: readers with Hive partitioning would show the folder's value under its own; _schemas/ records both names",
+				"table", v.Table, "version", v.Number, "column", c.Name, "written_as", name)
+		}
+	}
 	return nil
 }
 

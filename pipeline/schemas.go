@@ -29,9 +29,12 @@ type fieldDoc struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
-// columnDoc is a column as the source described it, with the type chosen.
+// columnDoc is a column as the source described it, with the type chosen
+// and its name in the data files (SourceName, when that differs from the
+// source's: see arrowschema.Version.FieldName).
 type columnDoc struct {
 	Name       string `json:"name"`
+	SourceName string `json:"source_name,omitempty"`
 	SourceType string `json:"source_type"`
 	Nullable   bool   `json:"nullable"`
 	Key        bool   `json:"key"`
@@ -59,9 +62,13 @@ func describeVersion(v *arrowschema.Version, stream []byte, now time.Time) []byt
 		}
 		d.Fields = append(d.Fields, fd)
 	}
-	for _, c := range v.Columns {
-		d.Columns = append(d.Columns, columnDoc{Name: c.Name, SourceType: c.SourceType, Nullable: c.Nullable, Key: c.Key,
-			Type: c.Type.String(), TypeFrom: c.TypeFrom})
+	for i, c := range v.Columns {
+		cd := columnDoc{Name: v.FieldName(i), SourceType: c.SourceType, Nullable: c.Nullable, Key: c.Key,
+			Type: c.Type.String(), TypeFrom: c.TypeFrom}
+		if cd.Name != c.Name {
+			cd.SourceName = c.Name
+		}
+		d.Columns = append(d.Columns, cd)
 	}
 	out, _ := json.MarshalIndent(d, "", "  ")
 	return append(out, '\n')

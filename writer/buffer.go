@@ -274,8 +274,9 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 		b.absent.Append(true)
 		for i, s := range row {
 			if s.state == slotAbsent {
-				b.absentValues.Append(b.version.Columns[i].Name)
-				size += int64(len(b.version.Columns[i].Name))
+				name := b.version.FieldName(i) // as the data files name it
+				b.absentValues.Append(name)
+				size += int64(len(name))
 			}
 		}
 	} else {

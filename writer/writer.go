@@ -695,7 +695,7 @@ func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *converterPair
 	if m.names == nil {
 		m.names = []string{}
 		for _, o := range m.mask.Ordinals() {
-			m.names = append(m.names, v.Columns[o-1].Name)
+			m.names = append(m.names, v.FieldName(o-1)) // as the data files name it
 		}
 	}
 	return m.names, nil
