@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 )
 
 const ordersMeta = `{"op_type":"OBJECT_METADATA","qual_table":"S.T","columns":{"ID":{"type":"number","null":false,"key":true},"N":{"type":"number","null":true,"key":false},"FLAG":{"type":"boolean","null":true,"key":false},"D":{"type":"number","null":true,"key":false},"NAME":{"type":"string","null":true,"key":false}}}`
@@ -22,11 +23,13 @@ func dml(id, extra string) string {
 }
 
 type dlqLine struct {
-	Reason string  `json:"reason"`
-	Error  string  `json:"error"`
-	Source string  `json:"source"`
-	Offset int64   `json:"offset"`
-	Record *string `json:"record"`
+	Reason    string  `json:"reason"`
+	Error     string  `json:"error"`
+	Source    string  `json:"source"`
+	Offset    int64   `json:"offset"`
+	Size      int64   `json:"size"`
+	Truncated bool    `json:"truncated"`
+	Record    *string `json:"record"`
 }
 
 func readDLQ(t *testing.T, dir string) []dlqLine {
@@ -181,5 +184,40 @@ func TestHostileTableNamesStayInsideTheSink(t *testing.T) {
 		if !seen[n] {
 			t.Errorf("table %q has no folder of its own", n)
 		}
+	}
+}
+
+// TestOversizedRecordsKeepWhatFitsInTheDeadLetters: a record past
+// --max-record-bytes is dead-lettered with its size, whole when it fits
+// in what a dead letter keeps (and then not marked truncated), else its
+// beginning, marked truncated.
+func TestOversizedRecordsKeepWhatFitsInTheDeadLetters(t *testing.T) {
+	mid := dml("2", `,"NAME":"`+strings.Repeat("m", 2500)+`"`)
+	long := dml("3", `,"NAME":"`+strings.Repeat("l", 20000)+`"`)
+	p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join([]string{ordersMeta, dml("1", ""), mid, long, dml("4", "")}, "\r\n")+"\r\n")
+	dir := t.TempDir()
+	_, err := export(t, dir, func(c *pipeline.Config) {
+		src, err := source.NewFiles([]string{p}, 2000, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Source = src
+	}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl := readDLQ(t, dir)
+	if len(dl) != 2 {
+		t.Fatalf("%d dead letters, want the two oversized records", len(dl))
+	}
+	if d := dl[0]; d.Reason != "oversized" || d.Size != int64(len(mid)) || d.Truncated || d.Record == nil || *d.Record != mid {
+		t.Errorf("record of %d bytes: reason %s, size %d, truncated %v, kept %d bytes", len(mid), d.Reason, d.Size, d.Truncated, len(*d.Record))
+	}
+	if d := dl[1]; d.Reason != "oversized" || d.Size != int64(len(long)) || !d.Truncated || d.Record == nil || !strings.HasPrefix(long, *d.Record) || len(*d.Record) >= len(long) {
+		t.Errorf("record of %d bytes: reason %s, size %d, truncated %v", len(long), d.Reason, d.Size, d.Truncated)
+	}
+	rows := query(t, openDuck(t), `SELECT string_agg(ID::BIGINT::VARCHAR, ',' ORDER BY ID) FROM `+lakeGlob(dir, "S.T"))
+	if got := rowStrings(rows)[0]; got != "1,4" {
+		t.Errorf("IDs written: %s, want 1,4", got)
 	}
 }

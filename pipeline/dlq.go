@@ -47,7 +47,7 @@ func newDeadLetters(now func() time.Time) *deadLetters {
 
 func (d *deadLetters) add(m *source.Message, table string, rej *cdc.RejectError) {
 	e := dlqEntry{Reason: rej.Reason, Error: rej.Detail, Source: m.Position(), Partition: m.Partition, Offset: m.Offset,
-		Table: table, RejectedAt: d.now().UTC(), Size: m.Size, Truncated: m.Oversized}
+		Table: table, RejectedAt: d.now().UTC(), Size: m.Size, Truncated: int64(len(m.Value)) < m.Size}
 	if utf8.Valid(m.Value) {
 		s := string(m.Value)
 		e.Record = &s

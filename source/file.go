@@ -125,8 +125,16 @@ func (f *Files) open(path string) (*fileReader, error) {
 		}
 		in = bufio.NewReaderSize(gz, 256<<10)
 	}
-	return &fileReader{name: name, partition: part, r: in.(*bufio.Reader), closer: closer, max: f.maxBytes}, nil
+	r := in.(*bufio.Reader)
+	if bom, _ := r.Peek(len(utf8BOM)); string(bom) == utf8BOM {
+		// Written by some Windows tools; it is not part of the first
+		// record, which would otherwise be rejected as malformed JSON.
+		r.Discard(len(utf8BOM))
+	}
+	return &fileReader{name: name, partition: part, r: r, closer: closer, max: f.maxBytes}, nil
 }
+
+const utf8BOM = "\xef\xbb\xbf"
 
 type countingReader struct {
 	r io.Reader
@@ -164,13 +172,17 @@ func (r *fileReader) close() {
 	}
 }
 
-// readLine returns the next line without its newline; for a line longer
-// than max it returns the first oversizedPrefix bytes and its full size.
+// readLine returns the next line without its line ending, and the line's
+// size (without the ending too); of a line longer than max only the first
+// max+1 bytes or more are kept.
 func (r *fileReader) readLine() (line []byte, size int64, err error) {
 	r.buf = r.buf[:0]
 	for {
 		chunk, err := r.r.ReadSlice('\n')
 		size += int64(len(chunk))
+		if err == nil { // the chunk ends the line
+			size -= int64(len(chunk) - len(bytes.TrimRight(chunk, "\r\n")))
+		}
 		if len(r.buf) < r.max+1 {
 			r.buf = append(r.buf, chunk...)
 		}
@@ -216,7 +228,7 @@ func (r *fileReader) next() (*Message, error) {
 				if err != nil {
 					return nil, err
 				}
-				size += n
+				size += 1 + n // the record as joined here, with one newline per line break
 				rec = append(append(rec, '\n'), more...)
 				d = depth(rec)
 			}

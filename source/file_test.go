@@ -83,7 +83,7 @@ func TestOversizedRecordIsFlaggedAndSkipped(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("%d messages", len(got))
 	}
-	if !got[1].Oversized || got[1].Size != int64(len(long)+1) || len(got[1].Value) > oversizedPrefix || !bytes.HasPrefix([]byte(long), got[1].Value) {
+	if !got[1].Oversized || got[1].Size != int64(len(long)) || len(got[1].Value) > oversizedPrefix || !bytes.HasPrefix([]byte(long), got[1].Value) {
 		t.Errorf("oversized message: oversized=%v size=%d len=%d", got[1].Oversized, got[1].Size, len(got[1].Value))
 	}
 	if got[0].Oversized || got[2].Oversized || string(got[2].Value) != `{"b":2}` || got[2].Offset != 3 {
@@ -138,5 +138,56 @@ func TestMissingFileAndFolderAreRejectedUpFront(t *testing.T) {
 	}
 	if _, err := NewFiles([]string{t.TempDir()}, 0, nil); err == nil || !strings.Contains(err.Error(), "folder") {
 		t.Errorf("folder: %v", err)
+	}
+}
+
+// TestByteOrderMarkIsNotPartOfTheFirstRecord: a file that begins with a
+// UTF-8 byte order mark, plain or gzipped, yields its first record
+// without it; a mark further on is left alone (the decoder rejects it).
+func TestByteOrderMarkIsNotPartOfTheFirstRecord(t *testing.T) {
+	dir := t.TempDir()
+	text := "\xef\xbb\xbf{\"a\":1}\n\xef\xbb\xbf{\"b\":2}\n"
+	plain := filepath.Join(dir, "bom.jsonl")
+	os.WriteFile(plain, []byte(text), 0o644)
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	w.Write([]byte(text))
+	w.Close()
+	zipped := filepath.Join(dir, "bom.jsonl.gz")
+	os.WriteFile(zipped, gz.Bytes(), 0o644)
+	for _, p := range []string{plain, zipped} {
+		s, _ := NewFiles([]string{p}, 0, nil)
+		got := readAll(t, s)
+		var values []string
+		for _, m := range got {
+			values = append(values, string(m.Value))
+		}
+		if len(got) != 2 || values[0] != `{"a":1}` || values[1] != "\xef\xbb\xbf{\"b\":2}" {
+			t.Fatalf("%s: %q", filepath.Base(p), values)
+		}
+		if got[0].Size != 7 || got[0].Offset != 1 {
+			t.Errorf("%s: first record size %d at line %d, want 7 at line 1", filepath.Base(p), got[0].Size, got[0].Offset)
+		}
+	}
+}
+
+// TestRecordSizeLeavesOutTheLineEnding: a record's Size is its own bytes,
+// whatever ends its line (LF, CRLF, nothing at the end of the file), and
+// a pretty-printed record's is its length as joined.
+func TestRecordSizeLeavesOutTheLineEnding(t *testing.T) {
+	for name, text := range map[string]string{
+		"lf":     "{\"a\":1}\n{\"bb\":2}\n",
+		"crlf":   "{\"a\":1}\r\n{\"bb\":2}\r\n",
+		"no end": "{\"a\":1}\n{\"bb\":2}",
+		"pretty": "{\r\n\"a\":1}\r\n{\n\"bb\":2\n}",
+	} {
+		p := filepath.Join(t.TempDir(), "in.jsonl")
+		os.WriteFile(p, []byte(text), 0o644)
+		s, _ := NewFiles([]string{p}, 0, nil)
+		for _, m := range readAll(t, s) {
+			if m.Size != int64(len(m.Value)) {
+				t.Errorf("%s: record %q has size %d, want %d", name, m.Value, m.Size, len(m.Value))
+			}
+		}
 	}
 }
