@@ -1,8 +1,11 @@
 package writer
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -130,6 +133,10 @@ func (c *imageConverter) convertValue(idx int, t arrowschema.Type, f *cdc.Field,
 			}
 			return errors.New("not a number")
 		}
+		if (v >= 1<<53 || v <= -(1<<53)) && !floatHoldsInteger(text, v) {
+			return fmt.Errorf("integer %s has no exact float64 (it would be stored as %s); give the column a type hint (int64 or decimal(p,0))",
+				text, strconv.FormatFloat(v, 'f', 0, 64))
+		}
 		s.f64 = v
 	case arrowschema.KindDecimal:
 		if f.Type != cdc.TypeNumber && f.Type != cdc.TypeString {
@@ -210,6 +217,21 @@ func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 // here, one correctly rounded operation (Clinger's fast path, which
 // strconv also takes, after a general-purpose scan that cost more than the
 // arithmetic); anything else goes to strconv.
+// floatHoldsInteger reports whether text, the number v was parsed from,
+// is not an integer literal, or is one that v holds exactly. Past 2^53 a
+// float64 holds only some integers; a bare "number" column defaults to
+// float64, so a large ID would otherwise be silently rounded.
+func floatHoldsInteger(text []byte, v float64) bool {
+	digits := bytes.TrimPrefix(text, []byte("-"))
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return true // a fraction or an exponent: rounding is the type's nature
+		}
+	}
+	digits = bytes.TrimLeft(digits, "0")
+	return string(digits) == strconv.FormatFloat(math.Abs(v), 'f', 0, 64)
+}
+
 func parseFloat64(text []byte) (float64, error) {
 	i, n := 0, len(text)
 	neg := n > 0 && text[0] == '-'

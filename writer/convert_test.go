@@ -333,13 +333,24 @@ func TestConvertFloat64(t *testing.T) {
 		{num("C", "-1e-3"), -0.001},
 		{str("C", "2.5"), 2.5},
 		{num("C", "0"), 0},
+		// integers a float64 holds exactly, however large
+		{num("C", "9007199254740992"), 1 << 53},
+		{num("C", "-9007199254740994"), -(1<<53 + 2)},
+		{num("C", "100000000000000000000"), 1e20},
+		{str("C", "00009007199254740992"), 1 << 53},
+		// past 2^53 a fraction or an exponent is rounded, as any float is
+		{num("C", "9007199254740993.0"), 1 << 53},
+		{num("C", "9007199254740993e0"), 1 << 53},
 	} {
 		s, err := convertOne(t, "float64", c.f)
 		if err != nil || s.f64 != c.want {
 			t.Errorf("%s: %v %v, want %v", c.f.Value, s.f64, err, c.want)
 		}
 	}
-	for _, f := range []cdc.Field{num("C", "1e400"), str("C", "abc"), boolean("C", "false"), str("C", "")} {
+	for _, f := range []cdc.Field{num("C", "1e400"), str("C", "abc"), boolean("C", "false"), str("C", ""),
+		// integers it would round: a bare number column holding big IDs
+		num("C", "9007199254740993"), num("C", "-9007199254740993"), str("C", "1234567890123456789"),
+		num("C", "100000000000000000001")} {
 		_, err := convertOne(t, "float64", f)
 		wantMismatch(t, "float64 "+string(f.Value), err)
 	}
