@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -58,6 +59,13 @@ func (c *yamlConfig) Resolve(_ *kong.Context, _ *kong.Path, flag *kong.Flag) (an
 	v, ok := c.values[flag.Name]
 	if !ok {
 		return nil, nil
+	}
+	for _, env := range flag.Envs {
+		if _, set := os.LookupEnv(env); set {
+			// kong applies a flag's environment variable as its default,
+			// before resolvers; the environment must win over the file.
+			return nil, nil
+		}
 	}
 	switch t := v.(type) {
 	case map[string]any:

@@ -82,6 +82,7 @@ func TestRunFromConfigFileAndEnvironment(t *testing.T) {
 source: file:../../testdata/goldengate/sample.jsonl
 sink: file://`+sink+`
 compression: snappy
+partition-by: day
 type-hint:
   "SALES.ORDERS:TOTAL_AMOUNT": decimal(12,2)
 max-rejects: 0
@@ -93,7 +94,7 @@ max-rejects: 0
 	if !strings.Contains(out, "rows written:   SALES.ORDERS                   6") || !strings.Contains(out, "rejected:       0") {
 		t.Errorf("summary:\n%s", out)
 	}
-	// hourly partitions came from the environment
+	// hourly partitions came from the environment, over the file's day
 	matches, _ := filepath.Glob(filepath.Join(sink, "SALES.ORDERS", "schema_version=1", "dt=2026-07-13", "hr=04", "*.parquet"))
 	if len(matches) != 1 {
 		t.Errorf("hourly partition files: %v", matches)
