@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -239,6 +240,10 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
 	logger := newLogger(stderr, r.LogFormat, r.LogLevel)
 	cfg, openSrc, err := r.pipelineConfig(stdin, logger)
+	if ue := (unusableSinkError{}); errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "exporter: --sink unusable:", err)
+		return exitFailure
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "exporter: bad configuration:", err)
 		return exitUsage
@@ -479,9 +484,16 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 		Granularity: gran, ProcessingTime: r.PartitionTime == "processing"}
 
 	st, err := r.openSink(logger)
-	if err != nil {
+	var pathErr *fs.PathError
+	var unusable error
+	switch {
+	case errors.As(err, &pathErr):
+		// A well-formed sink this machine cannot write (a file in the
+		// way, no permission): a runtime failure, not bad usage.
+		unusable = err
+	case err != nil:
 		add("--sink: %v", err)
-	} else {
+	default:
 		cfg.Store = st
 	}
 
@@ -490,10 +502,22 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 		add("--source: %v", err)
 	}
 	if len(problems) > 0 {
+		if unusable != nil {
+			add("--sink: %v", unusable)
+		}
 		return cfg, nil, errors.New(strings.Join(problems, "\n  "))
+	}
+	if unusable != nil {
+		return cfg, nil, unusableSinkError{unusable}
 	}
 	return cfg, openSrc, nil
 }
+
+// unusableSinkError is a sink that is well formed but cannot be used here.
+type unusableSinkError struct{ err error }
+
+func (e unusableSinkError) Error() string { return e.err.Error() }
+func (e unusableSinkError) Unwrap() error { return e.err }
 
 // sourceOpener checks the source settings and returns how to open the
 // source for one drain.

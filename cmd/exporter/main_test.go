@@ -129,3 +129,20 @@ func TestStdinSourceAndRejectLimitExitCode(t *testing.T) {
 		t.Errorf("dead letters for stdin: %v", m)
 	}
 }
+
+// TestUnusableLocalSinkIsARuntimeFailure: a well-formed file:// sink that
+// this machine cannot write (a regular file where the folder should be)
+// exits 1, a runtime failure, naming the path; a malformed one stays a
+// usage error.
+func TestUnusableLocalSinkIsARuntimeFailure(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "afile")
+	os.WriteFile(blocker, []byte("x"), 0o644)
+	code, _, stderr := runExporter(t, nil, "run", "--source", "file:../../testdata/goldengate/sample.jsonl", "--sink", "file://"+blocker, "--once")
+	if code != exitFailure || !strings.Contains(stderr, blocker) {
+		t.Errorf("sink over a regular file: exit %d, want %d; stderr: %s", code, exitFailure, stderr)
+	}
+	code, _, stderr = runExporter(t, nil, "run", "--source", "file:../../testdata/goldengate/sample.jsonl", "--sink", "file://", "--once")
+	if code != exitUsage {
+		t.Errorf("empty sink path: exit %d, want %d; stderr: %s", code, exitUsage, stderr)
+	}
+}
