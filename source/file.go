@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultMaxRecordBytes bounds one record; longer ones are rejected as
@@ -104,7 +107,7 @@ func (f *Files) open(path string) (*fileReader, error) {
 	var closer io.Closer
 	name, part := path, PartitionName(path)
 	if path == "-" {
-		raw, name, part = f.stdin, "stdin", "stdin"
+		raw, name, part = f.stdin, "stdin", stdinPartition()
 	} else {
 		fh, err := os.Open(path)
 		if err != nil {
@@ -135,6 +138,17 @@ func (f *Files) open(path string) (*fileReader, error) {
 }
 
 const utf8BOM = "\xef\xbb\xbf"
+
+// stdinPartition names the partition of one reading of stdin. Unlike a
+// file, stdin cannot be read again: every run brings a new stream, so it
+// gets a partition of its own (a fixed one made a second run skip as
+// many lines of its stream as the first had, as already durable), and its
+// files never take the names of an earlier run's.
+func stdinPartition() string {
+	var id [4]byte
+	rand.Read(id[:])
+	return "stdin-" + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(id[:])
+}
 
 type countingReader struct {
 	r io.Reader

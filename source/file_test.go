@@ -113,8 +113,13 @@ func TestStdinAndSeveralFilesInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := readAll(t, s)
-	if len(got) != 2 || got[1].Partition != "stdin" || got[1].Position() != "stdin:1" || got[0].Partition == got[1].Partition {
+	if len(got) != 2 || !strings.HasPrefix(got[1].Partition, "stdin-") || got[1].Position() != "stdin:1" || got[0].Partition == got[1].Partition {
 		t.Fatalf("got %+v", got)
+	}
+	// stdin is a new stream at every reading: its partition is new too
+	again, _ := NewFiles([]string{"-"}, 0, strings.NewReader("{\"s\":1}\n"))
+	if m := readAll(t, again); len(m) != 1 || m[0].Partition == got[1].Partition {
+		t.Fatalf("second reading of stdin: %+v (first: %s)", m, got[1].Partition)
 	}
 }
 

@@ -146,3 +146,32 @@ func TestUnusableLocalSinkIsARuntimeFailure(t *testing.T) {
 		t.Errorf("empty sink path: exit %d, want %d; stderr: %s", code, exitUsage, stderr)
 	}
 }
+
+// TestEachStdinRunIsANewStream: stdin cannot be read again, so a second
+// run into the same sink exports its whole stream; a fixed stdin
+// checkpoint made it skip as many lines as the first run had read.
+func TestEachStdinRunIsANewStream(t *testing.T) {
+	sink := t.TempDir()
+	for i, sample := range []string{"goldengate", "qlik"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", sample, "sample.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		code := run([]string{"run", "--source", "stdin", "--sink", "file://" + sink, "--once"}, bytes.NewReader(data), &out, &errb)
+		if code != exitOK {
+			t.Fatalf("run %d: exit %d: %s", i+1, code, errb.String())
+		}
+		if strings.Contains(out.String(), "already durable") {
+			t.Errorf("run %d over stdin skipped records as already durable:\n%s", i+1, out.String())
+		}
+		if want := []string{"SALES.ORDERS", "SALES.CUSTOMERS"}[i]; !strings.Contains(out.String(), want) {
+			t.Errorf("run %d over stdin wrote no rows of %s:\n%s", i+1, want, out.String())
+		}
+	}
+	for _, table := range []string{"SALES.ORDERS", "SALES.CUSTOMERS"} {
+		if files, _ := filepath.Glob(filepath.Join(sink, table, "*", "*", "*.parquet")); len(files) == 0 {
+			t.Errorf("no files of %s in the sink", table)
+		}
+	}
+}
