@@ -54,8 +54,13 @@ type KafkaConfig struct {
 	Dialer *kafka.Dialer
 	// Once stops each partition at the high watermark seen when it was
 	// assigned; Next returns io.EOF when all are drained.
-	Once   bool
-	Logger *slog.Logger
+	Once bool
+	// JoinTimeout, in Once mode, makes Next fail once joining the group
+	// has kept failing this long (0: retry forever, as a continuous
+	// consumer always does): a drain must not wait forever for brokers
+	// that are not there.
+	JoinTimeout time.Duration
+	Logger      *slog.Logger
 }
 
 // Validate reports every problem at once. kafka-go panics on some bad
@@ -321,10 +326,19 @@ func (k *Kafka) emit(ctx context.Context, ev kafkaEvent) bool {
 }
 
 func (k *Kafka) run(ctx context.Context) {
+	var failingSince time.Time
 	for {
 		gen, err := k.cg.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed) {
+				return
+			}
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			if k.cfg.Once && k.cfg.JoinTimeout > 0 && time.Since(failingSince) >= k.cfg.JoinTimeout {
+				k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka: could not join group %s at %s for %s: %w (check the brokers in --source and that they are reachable; --kafka-join-timeout sets how long to try)",
+					k.cfg.Group, strings.Join(k.cfg.Brokers, ","), k.cfg.JoinTimeout, err)})
 				return
 			}
 			k.log.Warn("kafka group join failed; retrying", "group", k.cfg.Group, "error", err)
@@ -335,6 +349,7 @@ func (k *Kafka) run(ctx context.Context) {
 				return
 			}
 		}
+		failingSince = time.Time{}
 		k.mu.Lock()
 		k.gen = gen
 		k.mu.Unlock()
@@ -362,6 +377,10 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation) bool {
 		}
 	}
 	k.log.Info("kafka partitions assigned", "group", k.cfg.Group, "generation", gen.ID, "partitions", names)
+	if len(names) == 0 {
+		k.log.Warn("no kafka partitions assigned to this instance: check that the topics exist (other members of the group may also hold them all)",
+			"group", k.cfg.Group, "topics", k.cfg.Topics)
+	}
 	reply := make(chan map[string]int64, 1)
 	if !k.emit(ctx, kafkaEvent{ctl: &Control{Partitions: names, Resume: reply}, gen: gen.ID}) {
 		return false

@@ -95,6 +95,7 @@ type runCmd struct {
 	KafkaMaxWait          time.Duration `name:"kafka-max-wait" help:"Longest a fetch waits for --kafka-min-bytes." default:"500ms"`
 	KafkaRebalanceTimeout time.Duration `name:"kafka-rebalance-timeout" help:"How long a rebalance waits for members to rejoin; this instance flushes and checkpoints the partitions it gives up within it." default:"30s"`
 	KafkaSessionTimeout   time.Duration `name:"kafka-session-timeout" help:"How long the group waits for a silent (crashed) member before moving its partitions." default:"10s"`
+	KafkaJoinTimeout      time.Duration `name:"kafka-join-timeout" help:"With --once or --schedule, fail the drain when joining the consumer group keeps failing this long (unreachable brokers); 0 waits forever. Consuming continuously always waits." default:"60s"`
 	KafkaTLS              bool          `name:"kafka-tls" help:"Connect to the brokers over TLS."`
 	KafkaTLSCA            string        `name:"kafka-tls-ca" help:"PEM file of CAs to trust for the brokers." type:"existingfile"`
 	KafkaTLSInsecure      bool          `name:"kafka-tls-insecure" help:"Do not verify the brokers' certificates (tests only)."`
@@ -544,7 +545,7 @@ func (r *runCmd) sourceOpener(stdin io.Reader, logger *slog.Logger) (func(once b
 			kc.StartAt = r.KafkaStart
 		}
 		kc.MinBytes, kc.MaxBytes, kc.MaxWait, kc.Logger = r.KafkaMinBytes, r.KafkaMaxBytes, r.KafkaMaxWait, logger
-		kc.SessionTimeout, kc.RebalanceTimeout = r.KafkaSessionTimeout, r.KafkaRebalanceTimeout
+		kc.SessionTimeout, kc.RebalanceTimeout, kc.JoinTimeout = r.KafkaSessionTimeout, r.KafkaRebalanceTimeout, r.KafkaJoinTimeout
 		if kc.Dialer, err = r.kafkaDialer(); err != nil {
 			return nil, err
 		}

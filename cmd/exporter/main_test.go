@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func runExporter(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
@@ -173,5 +174,21 @@ func TestEachStdinRunIsANewStream(t *testing.T) {
 		if files, _ := filepath.Glob(filepath.Join(sink, table, "*", "*", "*.parquet")); len(files) == 0 {
 			t.Errorf("no files of %s in the sink", table)
 		}
+	}
+}
+
+// TestOnceFailsWhenKafkaIsUnreachable: a drain (--once) against brokers
+// that never answer fails with exit 1 and says what to check, instead of
+// retrying forever (and then exiting 0 on a signal, as if it had done
+// its work).
+func TestOnceFailsWhenKafkaIsUnreachable(t *testing.T) {
+	start := time.Now()
+	code, _, stderr := runExporter(t, nil, "run", "--source", "kafka://127.0.0.1:1/t?group=g", "--sink", "file://"+t.TempDir(),
+		"--once", "--kafka-join-timeout", "2s")
+	if code != exitFailure || !strings.Contains(stderr, "could not join group g") || !strings.Contains(stderr, "--kafka-join-timeout") {
+		t.Errorf("exit %d, want %d; stderr: %s", code, exitFailure, stderr)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("took %s to give up with a 2s join timeout", d)
 	}
 }
