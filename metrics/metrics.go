@@ -52,7 +52,7 @@ func New() *Metrics {
 	m.bytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "exporter_file_bytes_total",
 		Help: "Bytes of data files written, by table."}, []string{"table"})
 	m.flushes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "exporter_flushes_total",
-		Help: "Files closed, by reason: rows, bytes, age, ddl, rebalance, shutdown."}, []string{"reason"})
+		Help: "Files closed, by reason: rows, bytes, age, interval, ddl, budget, rebalance, shutdown."}, []string{"reason"})
 	m.read = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "exporter_records_read_total",
 		Help: "Records read, by source partition."}, []string{"partition"})
 	m.uploadSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "exporter_upload_seconds",

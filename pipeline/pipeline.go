@@ -168,6 +168,10 @@ type runner struct {
 	up     *uploader
 	mem    *countingAllocator
 
+	// lastCommit is when the last commit round ended (the run's start
+	// before the first).
+	lastCommit time.Time
+
 	budgetWarned  bool
 	budgetRetryAt int64 // the writer's buffered estimate at which to look for a buffer to flush again
 	budgetLead    int64 // how far below the budget to flush: what the last budget flush added
@@ -240,6 +244,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		r.catalogs[""] = arrowschema.NewCatalog(cfg.Schema)
 	}
 	start := cfg.Now()
+	r.lastCommit = start
 	r.up = newUploader(ctx, cfg.Store, cfg.UploadWorkers, cfg.UploadQueueBytes, r.log, &r.sum, cfg.Observer)
 	defer r.up.close() // on every path: no upload goroutine outlives Run
 
@@ -696,7 +701,24 @@ func (r *runner) periodic(ctx context.Context, now time.Time) error {
 	if oldest, ok := r.writer.Oldest(); ok && now.Sub(oldest) >= r.writer.MaxAge() {
 		return r.commit(ctx, "age")
 	}
+	if now.Sub(r.lastCommit) >= r.writer.MaxAge() && r.readPastCheckpoint() {
+		// Under steady load files roll by rows or bytes before any buffer
+		// is MaxAge old, so the age rule alone never checkpointed (nor
+		// acknowledged Kafka) until shutdown, and a crash re-read all of it.
+		return r.commit(ctx, "interval")
+	}
 	return nil
+}
+
+// readPastCheckpoint reports whether records were read past some
+// partition's checkpoint, that a commit would make durable.
+func (r *runner) readPastCheckpoint() bool {
+	for _, ps := range r.parts {
+		if ps.lastRead > ps.cp.Offset {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *runner) reject(m *source.Message, table string, rej *cdc.RejectError) error {
@@ -890,6 +912,7 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 			return err
 		}
 	}
+	r.lastCommit = r.cfg.Now()
 	if len(acks) > 0 {
 		r.cfg.Observer.Checkpointed(r.cfg.Now())
 		r.log.Info("checkpoint written", "reason", reason, "partitions", len(acks))

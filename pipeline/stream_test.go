@@ -2,16 +2,20 @@ package pipeline_test
 
 import (
 	"compress/gzip"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 )
 
 func generate(t *testing.T, path string, o gen.Options) gen.Stats {
@@ -257,4 +261,56 @@ func TestRowsDecodedAheadOfNewMetadataLandInTheirVersion(t *testing.T) {
 	}
 	rows := query(t, openDuck(t), `SELECT ID, schema_version, A_NOTE, NAME FROM `+lakeGlob(dir, "S.M")+` ORDER BY ID`)
 	equalLines(t, "rows", rowStrings(rows), want)
+}
+
+// slowSource hands out its source's records no faster than one per delay,
+// like a busy database's stream.
+type slowSource struct {
+	source.Source
+	delay time.Duration
+}
+
+func (s *slowSource) Next(ctx context.Context) (*source.Message, error) {
+	time.Sleep(s.delay)
+	return s.Source.Next(ctx)
+}
+
+type checkpointCounter struct {
+	pipeline.NopObserver
+	n atomic.Int64
+}
+
+func (c *checkpointCounter) Checkpointed(time.Time) { c.n.Add(1) }
+
+// TestSteadyLoadIsCheckpointedAsItGoes: when files roll by rows long
+// before any is --file-max-age old, a commit round still runs once that
+// long has passed since the last, so a crash does not re-read the whole
+// run (and Kafka offsets are committed as it goes, not only at shutdown).
+func TestSteadyLoadIsCheckpointedAsItGoes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a stream slowly for about three seconds")
+	}
+	in := filepath.Join(t.TempDir(), "steady.jsonl")
+	st := generate(t, in, gen.Options{Records: 3000, Tables: 2, Seed: 9})
+	dir := t.TempDir()
+	obs := &checkpointCounter{}
+	sum, err := export(t, dir, func(c *pipeline.Config) {
+		c.Source = &slowSource{Source: c.Source, delay: time.Millisecond}
+		c.Writer.MaxRows = 100 // a file every few hundred milliseconds at most
+		c.Writer.MaxAge = 500 * time.Millisecond
+		c.Observer = obs
+	}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Elapsed < 1500*time.Millisecond {
+		t.Skipf("the stream was read in %s, too fast for a commit round to fall due", sum.Elapsed)
+	}
+	// rounds during the run (checked about once a second), then the last
+	if got := obs.n.Load(); got < 2 {
+		t.Errorf("%d checkpoints in a %s run with --file-max-age 500ms, want one at least every second or so", got, sum.Elapsed.Round(time.Millisecond))
+	}
+	if got := countRows(t, dir); got != st.DML {
+		t.Errorf("%d rows, want %d", got, st.DML)
+	}
 }

@@ -112,7 +112,7 @@ type File struct {
 	Table           string
 	Version         int
 	Rows            int
-	Reason          string // why it was rolled: rows, bytes, age, ddl, shutdown
+	Reason          string // why it was rolled: rows, bytes, age, interval, ddl, budget, rebalance, shutdown
 	SourcePartition string
 	FirstOffset     int64
 	LastOffset      int64
