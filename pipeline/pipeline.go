@@ -171,6 +171,7 @@ type runner struct {
 	// lastCommit is when the last commit round ended (the run's start
 	// before the first).
 	lastCommit time.Time
+	sawEOF     bool // the source ended: every file was read to its end
 
 	budgetWarned  bool
 	budgetRetryAt int64 // the writer's buffered estimate at which to look for a buffer to flush again
@@ -318,6 +319,7 @@ func (r *runner) step(st *loopState, m *source.Message, err error, rec *cdc.Reco
 		r.cfg.Activity.Store(r.cfg.Now().UnixNano())
 	}
 	if err == io.EOF {
+		r.sawEOF = true
 		return true, nil
 	}
 	if errors.Is(err, source.ErrIdle) {
@@ -923,6 +925,15 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 
 // finish is the last commit of a run.
 func (r *runner) finish(ctx context.Context) error {
+	if r.sawEOF && !r.perPartition {
+		for name, ps := range r.parts {
+			if ps.cp.Found && ps.lastRead < ps.cp.Offset {
+				r.log.Warn("input ended before its checkpoint: the file was replaced or truncated since an earlier run, and what it holds now up to the checkpoint was skipped as already exported; delete its checkpoint to export it again",
+					"partition", name, "last_offset", ps.lastRead, "checkpoint_offset", ps.cp.Offset,
+					"checkpoint", checkpoint.Key(name))
+			}
+		}
+	}
 	return r.commit(ctx, "shutdown")
 }
 

@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -109,6 +110,31 @@ func TestRerunDoesNotDuplicate(t *testing.T) {
 	rows := query(t, openDuck(t), `SELECT string_agg(ID::BIGINT::VARCHAR, ',' ORDER BY ID) FROM `+lakeGlob(dir, "S.T"))
 	if got := rowStrings(rows)[0]; got != "1,2,3" {
 		t.Errorf("IDs after three runs: %s, want 1,2,3", got)
+	}
+}
+
+// TestReplacedInputFileIsReported: a file that now ends before the line
+// its checkpoint reached was replaced or truncated since the last run;
+// the run says so (its lines up to the checkpoint are skipped), while a
+// plain rerun over the same file does not.
+func TestReplacedInputFileIsReported(t *testing.T) {
+	in := t.TempDir()
+	p := writeFile(t, in, "in.jsonl", strings.Join([]string{ordersMeta, dml("1", ""), dml("2", ""), dml("3", "")}, "\n")+"\n")
+	dir := t.TempDir()
+	runLogged := func() string {
+		var logs strings.Builder
+		if _, err := export(t, dir, func(c *pipeline.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) }, p); err != nil {
+			t.Fatal(err)
+		}
+		return logs.String()
+	}
+	runLogged()
+	if logs := runLogged(); strings.Contains(logs, "replaced or truncated") {
+		t.Errorf("a rerun over the same file warned:\n%s", logs)
+	}
+	writeFile(t, in, "in.jsonl", strings.Join([]string{ordersMeta, dml("7", "")}, "\n")+"\n")
+	if logs := runLogged(); !strings.Contains(logs, "replaced or truncated") || !strings.Contains(logs, "checkpoint_offset=4") {
+		t.Errorf("a file shorter than its checkpoint was not reported:\n%s", logs)
 	}
 }
 
