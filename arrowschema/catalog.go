@@ -73,6 +73,9 @@ type Column struct {
 	Key        bool   // part of the key known to the source
 	SourceType string // the metadata's primitive (string, number, boolean)
 	TypeFrom   string // hint, json-schema, ddl or default
+	// Range, when set, bounds the values of an integer column whose
+	// source type is narrower than the lake's (see IntRange).
+	Range *IntRange
 }
 
 // Version is one schema version of a table. Its schema never changes once
@@ -440,7 +443,7 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 			if err != nil {
 				return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "column %q of %s: %v", mc.Name, md.Table, err)
 			}
-			col.Type, col.TypeFrom = t, "source"
+			col.Type, col.TypeFrom, col.Range = t, "source", QlikRangeOf(mc.NativeType)
 		case js != nil && js.Columns[mc.Name].Type != nil:
 			col.Type, col.TypeFrom = *js.Columns[mc.Name].Type, "json-schema"
 		default:

@@ -2,6 +2,7 @@ package arrowschema
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -43,4 +44,37 @@ func QlikTypeOf(native string) (Type, error) {
 	}
 	// A type this exporter does not know yet: its text is always safe.
 	return Type{Kind: KindString}, nil
+}
+
+// IntRange is the range of values of a source integer type narrower than
+// the lake's column (Qlik's INT1-INT4 and UINT1-UINT8): a value outside
+// it cannot have come from that column, so it is refused rather than
+// stored. Max is ignored when MaxUint64 is set (UINT8, kept as
+// decimal(20,0)).
+type IntRange struct {
+	Min, Max  int64
+	MaxUint64 bool
+}
+
+// QlikRangeOf returns the range of a Qlik integer type, or nil for
+// INT8 (the lake's own range) and every other type.
+func QlikRangeOf(native string) *IntRange {
+	name, _ := splitType(strings.ToUpper(native))
+	switch name {
+	case "INT1":
+		return &IntRange{Min: math.MinInt8, Max: math.MaxInt8}
+	case "INT2":
+		return &IntRange{Min: math.MinInt16, Max: math.MaxInt16}
+	case "INT4":
+		return &IntRange{Min: math.MinInt32, Max: math.MaxInt32}
+	case "UINT1":
+		return &IntRange{Max: math.MaxUint8}
+	case "UINT2":
+		return &IntRange{Max: math.MaxUint16}
+	case "UINT4":
+		return &IntRange{Max: math.MaxUint32}
+	case "UINT8":
+		return &IntRange{MaxUint64: true}
+	}
+	return nil
 }

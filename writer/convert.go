@@ -88,10 +88,26 @@ func (c *imageConverter) convert(im *cdc.Image, imageName string) error {
 			continue
 		}
 		col := &c.version.Columns[idx]
-		if err := c.convertValue(idx, col.Type, f, s); err != nil {
+		err := c.convertValue(idx, col.Type, f, s)
+		if err == nil && col.Range != nil {
+			err = checkRange(col.Range, col.Type.Kind, s)
+		}
+		if err != nil {
 			return cdc.Rejectf(cdc.ReasonValueMismatch, "column %q of %s (%s): %v", f.Name, c.version.Table, col.Type, err)
 		}
 		s.state = slotSet
+	}
+	return nil
+}
+
+// checkRange refuses a converted integer outside its source type's range.
+func checkRange(r *arrowschema.IntRange, kind arrowschema.Kind, s *slot) error {
+	switch {
+	case kind == arrowschema.KindInt64 && (s.i64 < r.Min || s.i64 > r.Max):
+		return fmt.Errorf("%d is outside the source type's range %d to %d", s.i64, r.Min, r.Max)
+	case kind == arrowschema.KindDecimal && r.MaxUint64 && s.dec.HighBits() != 0:
+		// scale 0: in range exactly when the value fits 64 bits, unsigned
+		return fmt.Errorf("%s is outside the source type's range 0 to 18446744073709551615", s.dec.ToString(0))
 	}
 	return nil
 }

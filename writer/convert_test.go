@@ -623,3 +623,44 @@ func FuzzParseInt64(f *testing.F) {
 		}
 	})
 }
+
+// TestQlikIntegersStayInTheirSourceRange: a Qlik integer column narrower
+// than int64 (or UINT8, kept as decimal(20,0)) takes its type's whole
+// range and refuses anything outside it; with a type hint the hint's
+// type alone decides.
+func TestQlikIntegersStayInTheirSourceRange(t *testing.T) {
+	md := cdc.TableMetadata{Table: "S.Q", Format: cdc.FormatQlik}
+	for _, n := range []string{"INT1", "INT2", "INT4", "INT8", "UINT1", "UINT2", "UINT4", "UINT8", "HINTED"} {
+		native := n
+		if n == "HINTED" {
+			native = "UINT1"
+		}
+		md.Columns = append(md.Columns, cdc.Column{Name: n, Type: "number", Nullable: true, NativeType: native})
+	}
+	c := arrowschema.NewCatalog(arrowschema.Options{Hints: map[string]arrowschema.Type{"S.Q:HINTED": {Kind: arrowschema.KindInt64}}})
+	ev, err := c.ApplyMetadata(md, "p", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := newImageConverter(ev.Version)
+	one := func(col, value string) error {
+		return conv.convert(&cdc.Image{Present: true, Fields: []cdc.Field{str(col, value)}}, "after")
+	}
+	for _, ok := range [][2]string{
+		{"INT1", "-128"}, {"INT1", "127"}, {"INT2", "-32768"}, {"INT2", "32767"}, {"INT4", "-2147483648"}, {"INT4", "2147483647"},
+		{"INT8", "-9223372036854775808"}, {"INT8", "9223372036854775807"},
+		{"UINT1", "0"}, {"UINT1", "255"}, {"UINT2", "65535"}, {"UINT4", "4294967295"},
+		{"UINT8", "0"}, {"UINT8", "18446744073709551615"}, {"HINTED", "256"},
+	} {
+		if err := one(ok[0], ok[1]); err != nil {
+			t.Errorf("%s %s: %v", ok[0], ok[1], err)
+		}
+	}
+	for _, bad := range [][2]string{
+		{"INT1", "-129"}, {"INT1", "128"}, {"INT2", "32768"}, {"INT4", "-2147483649"}, {"INT4", "2147483648"},
+		{"UINT1", "-1"}, {"UINT1", "256"}, {"UINT2", "65536"}, {"UINT4", "-3"}, {"UINT4", "4294967296"},
+		{"UINT8", "-1"}, {"UINT8", "18446744073709551616"},
+	} {
+		wantMismatch(t, bad[0]+" "+bad[1], one(bad[0], bad[1]))
+	}
+}
