@@ -703,10 +703,12 @@ func (r *runner) periodic(ctx context.Context, now time.Time) error {
 	if oldest, ok := r.writer.Oldest(); ok && now.Sub(oldest) >= r.writer.MaxAge() {
 		return r.commit(ctx, "age")
 	}
-	if now.Sub(r.lastCommit) >= r.writer.MaxAge() && r.readPastCheckpoint() {
+	if now.Sub(r.lastCommit) >= r.writer.MaxAge() && r.heldN == 0 && r.readPastCheckpoint() {
 		// Under steady load files roll by rows or bytes before any buffer
 		// is MaxAge old, so the age rule alone never checkpointed (nor
 		// acknowledged Kafka) until shutdown, and a crash re-read all of it.
+		// Not while DML waits for metadata: a commit releases it, and the
+		// hold limits, not this round, decide how long it may wait.
 		return r.commit(ctx, "interval")
 	}
 	return nil

@@ -340,3 +340,32 @@ func TestSteadyLoadIsCheckpointedAsItGoes(t *testing.T) {
 		t.Errorf("%d rows, want %d", got, st.DML)
 	}
 }
+
+// TestHeldDMLOutlastsTheIntervalCommit: DML that waits for its table's
+// metadata keeps waiting (within the hold limits) while the commit
+// rounds of a steady load fall due: a round would release it early,
+// rejecting it as no_metadata.
+func TestHeldDMLOutlastsTheIntervalCommit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a stream slowly for about three seconds")
+	}
+	waiting := strings.Replace(dml("900", ""), `"S.T"`, `"S.U"`, 1)
+	lines := []string{ordersMeta, waiting}
+	for i := 1; i <= 3000; i++ {
+		lines = append(lines, dml(strconv.Itoa(i), ""))
+	}
+	lines = append(lines, strings.Replace(ordersMeta, `"S.T"`, `"S.U"`, 1))
+	p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join(lines, "\n")+"\n")
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) {
+		c.Source = &slowSource{Source: c.Source, delay: time.Millisecond}
+		c.Writer.MaxRows = 100
+		c.Writer.MaxAge = 500 * time.Millisecond
+	}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rejected != 0 || sum.RowsByTable["S.U"] != 1 || sum.RowsByTable["S.T"] != 3000 {
+		t.Errorf("rejected %v, rows %v: want S.U's waiting row written once its metadata came", sum.RejectedBy, sum.RowsByTable)
+	}
+}
