@@ -106,8 +106,9 @@ type Version struct {
 // FieldName is the name Columns[i] has in data files: the column's own
 // name, unless it is a folder key of the layout (schema_version, dt, hr,
 // in any case), which readers with Hive partitioning would fill with the
-// folder's value instead of the file's. Such a column is written with
-// underscores appended until its name is free ("DT" as "DT_").
+// folder's value instead of the file's. Such a column is written with an
+// underscore appended ("DT" as "DT_"), whatever the other columns are, so
+// that it keeps its name across versions.
 func (v *Version) FieldName(i int) string {
 	if v.fieldNames == nil { // a Version not made by a Catalog
 		return v.Columns[i].Name
@@ -115,26 +116,27 @@ func (v *Version) FieldName(i int) string {
 	return v.fieldNames[i]
 }
 
-// fieldNames works out Version.FieldName for every column of cols.
-func fieldNames(cols []Column, taken map[string]bool) []string {
+// fieldNames works out Version.FieldName for every column of cols; a
+// written name that another column (or a metacolumn in taken) already
+// has is an error.
+func fieldNames(table string, cols []Column, taken map[string]bool) ([]string, error) {
 	names := make([]string, len(cols))
-	used := map[string]bool{}
-	for k := range taken {
-		used[k] = true
-	}
+	own := map[string]bool{}
 	for _, c := range cols {
-		used[strings.ToLower(c.Name)] = true
+		own[strings.ToLower(c.Name)] = true
 	}
 	for i, c := range cols {
-		name := c.Name
-		if slices.Contains(partition.FolderKeys, strings.ToLower(name)) {
-			for name += "_"; used[strings.ToLower(name)]; name += "_" {
-			}
-			used[strings.ToLower(name)] = true
+		names[i] = c.Name
+		if !slices.Contains(partition.FolderKeys, strings.ToLower(c.Name)) {
+			continue
 		}
-		names[i] = name
+		names[i] = c.Name + "_"
+		if low := strings.ToLower(names[i]); own[low] || taken[low] {
+			return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "table %s has a column %q, which readers with Hive partitioning would take for the %s= folder, and a column %q, the name the first is written under; rename one at the source",
+				table, c.Name, strings.ToLower(c.Name), names[i])
+		}
 	}
-	return names
+	return names, nil
 }
 
 // ColumnIndex returns the position of a table column in Columns.
@@ -461,6 +463,10 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 		v.Columns = append(v.Columns, col)
 		v.index[mc.Name] = i
 	}
+	var err error
+	if v.fieldNames, err = fieldNames(md.Table, v.Columns, reserved); err != nil {
+		return nil, err
+	}
 	v.Schema = c.arrowSchema(v)
 	return v, nil
 }
@@ -495,7 +501,6 @@ func (c *Catalog) arrowSchema(v *Version) *arrow.Schema {
 		{Name: ColPos, Type: arrow.BinaryTypes.String, Nullable: true},
 	}
 	var before []arrow.Field
-	v.fieldNames = fieldNames(v.Columns, c.reservedNames(v.Metadata.Format))
 	for i, col := range v.Columns {
 		keys := []string{"key", "source_type", "type_from"}
 		values := []string{strconv.FormatBool(col.Key), col.SourceType, col.TypeFrom}

@@ -1,6 +1,7 @@
 package arrowschema
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -821,4 +822,44 @@ func TestVersionsDateAndTimestampKinds(t *testing.T) {
 	}
 	v := mustMetadata(t, c, cdc.TableMetadata{Table: "T", Columns: []cdc.Column{{Name: "D", Type: "string"}, {Name: "TS", Type: "string"}}}, "p").Version
 	checkColumns(t, v, []colWant{{"D", tDate, false}, {"TS", tTS, true}})
+}
+
+// TestFolderKeyColumnsKeepTheirWrittenNameAcrossVersions: a column named
+// like a partition folder is written under the same name in every version
+// of its table, whatever columns come and go beside it, so that readers
+// that union versions by name never mix two source columns.
+func TestFolderKeyColumnsKeepTheirWrittenNameAcrossVersions(t *testing.T) {
+	c := NewCatalog(Options{})
+	md := func(names ...string) cdc.TableMetadata {
+		m := cdc.TableMetadata{Table: "S.T"}
+		for _, n := range names {
+			m.Columns = append(m.Columns, cdc.Column{Name: n, Type: "string", Nullable: true})
+		}
+		return m
+	}
+	written := func(v *Version) map[string]string {
+		out := map[string]string{}
+		for i, col := range v.Columns {
+			out[col.Name] = v.FieldName(i)
+		}
+		return out
+	}
+	for i, cols := range [][]string{{"ID", "DT", "X_"}, {"ID", "DT"}, {"HR", "ID", "DT", "schema_VERSION", "DTX"}} {
+		ev, err := c.ApplyMetadata(md(cols...), fmt.Sprintf("p%d", i), time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := written(ev.Version)
+		if got["DT"] != "DT_" || got["ID"] != "ID" {
+			t.Errorf("version %d (%v): written as %v", ev.Version.Number, cols, got)
+		}
+		if i == 2 && (got["HR"] != "HR_" || got["schema_VERSION"] != "schema_VERSION_" || got["DTX"] != "DTX") {
+			t.Errorf("version %d: written as %v", ev.Version.Number, got)
+		}
+	}
+	if _, err := c.ApplyMetadata(md("ID", "DT", "Dt_"), "p9", time.Time{}); err == nil {
+		t.Error("a table with DT and Dt_ was accepted; DT would be written as Dt_'s name")
+	} else if re, ok := cdc.AsReject(err); !ok || re.Reason != cdc.ReasonBadMetadata {
+		t.Errorf("DT and Dt_: %v, want bad_metadata", err)
+	}
 }

@@ -44,35 +44,43 @@ func TestFilesUseOnlyTypesSparkAndDuckDBRead(t *testing.T) {
 // TestColumnsNamedLikeFolderKeysAreNotShadowed: a table whose columns are
 // called like the layout's partition folders (dt, schema_version, hr, in
 // any case) keeps their values readable with Hive partitioning: such a
-// column is written with underscores appended until its name is free, in
-// the row, the before image and absent_columns alike, and _schemas/ names
-// both.
+// column is written with an underscore appended, in the row, the before
+// image and absent_columns alike, and _schemas/ names both. A table that
+// also has a column of that written name is refused (bad_metadata)
+// rather than given a name that would shift between versions.
 func TestColumnsNamedLikeFolderKeysAreNotShadowed(t *testing.T) {
 	meta := `{"op_type":"OBJECT_METADATA","qual_table":"S.P","columns":{"ID":{"type":"number","null":false,"key":true},` +
-		`"DT":{"type":"string","null":true,"key":false},"DT_":{"type":"string","null":true,"key":false},` +
-		`"Schema_Version":{"type":"string","null":true,"key":false},"hr":{"type":"number","null":true,"key":false}}}`
-	lines := []string{meta,
-		`{"qual_table":"S.P","op_type":"INSERT","op_ts":"2026-07-13T04:01:00Z","xid":"x","pos":"p1","after":{"ID":1,"DT":"col-dt","DT_":"col-dt_","Schema_Version":"col-sv","hr":7}}`,
-		`{"qual_table":"S.P","op_type":"UPDATE","op_ts":"2026-07-13T04:02:00Z","xid":"x","pos":"p2","before":{"ID":1,"DT":"col-dt","DT_":"col-dt_","Schema_Version":"col-sv","hr":7},"after":{"ID":1,"DT_":"new","Schema_Version":"sv2","hr":8}}`,
+		`"DT":{"type":"string","null":true,"key":false},"Schema_Version":{"type":"string","null":true,"key":false},` +
+		`"hr":{"type":"number","null":true,"key":false}}}`
+	clash := `{"op_type":"OBJECT_METADATA","qual_table":"S.C","columns":{"ID":{"type":"number","null":false,"key":true},` +
+		`"DT":{"type":"string","null":true,"key":false},"dt_":{"type":"string","null":true,"key":false}}}`
+	lines := []string{meta, clash,
+		`{"qual_table":"S.P","op_type":"INSERT","op_ts":"2026-07-13T04:01:00Z","xid":"x","pos":"p1","after":{"ID":1,"DT":"col-dt","Schema_Version":"col-sv","hr":7}}`,
+		`{"qual_table":"S.P","op_type":"UPDATE","op_ts":"2026-07-13T04:02:00Z","xid":"x","pos":"p2","before":{"ID":1,"DT":"col-dt","Schema_Version":"col-sv","hr":7},"after":{"ID":1,"Schema_Version":"sv2","hr":8}}`,
+		`{"qual_table":"S.C","op_type":"INSERT","op_ts":"2026-07-13T04:01:00Z","xid":"x","pos":"c1","after":{"ID":1,"DT":"a","dt_":"b"}}`,
 	}
 	p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join(lines, "\n")+"\n")
 	dir := t.TempDir()
-	if _, err := export(t, dir, nil, p); err != nil {
+	sum, err := export(t, dir, nil, p)
+	if err != nil {
 		t.Fatal(err)
 	}
-	rows := query(t, openDuck(t), `SELECT ID, DT__, DT_, Schema_Version_, hr_, dt::VARCHAR, schema_version, absent_columns::VARCHAR,
-		before_image.DT__, before_image.hr_ FROM `+lakeGlob(dir, "S.P")+` ORDER BY pos`)
+	rows := query(t, openDuck(t), `SELECT ID, DT_, Schema_Version_, hr_, dt::VARCHAR, schema_version, absent_columns::VARCHAR,
+		before_image.DT_, before_image.hr_ FROM `+lakeGlob(dir, "S.P")+` ORDER BY pos`)
 	equalLines(t, "rows", rowStrings(rows), []string{
-		"1|col-dt|col-dt_|col-sv|7|2026-07-13|1|NULL|NULL|NULL",
-		"1|NULL|new|sv2|8|2026-07-13|1|[DT__]|col-dt|7",
+		"1|col-dt|col-sv|7|2026-07-13|1|NULL|NULL|NULL",
+		"1|NULL|sv2|8|2026-07-13|1|[DT_]|col-dt|7",
 	})
 	doc, err := os.ReadFile(filepath.Join(dir, "_schemas", "S.P", "v1.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"name": "DT__"`, `"source_name": "DT"`, `"name": "Schema_Version_"`, `"source_name": "Schema_Version"`, `"name": "hr_"`} {
+	for _, want := range []string{`"name": "DT_"`, `"source_name": "DT"`, `"name": "Schema_Version_"`, `"source_name": "Schema_Version"`, `"name": "hr_"`} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("_schemas/S.P/v1.json lacks %s:\n%s", want, doc)
 		}
+	}
+	if sum.RejectedBy["bad_metadata"] != 1 || sum.RejectedBy["no_metadata"] != 1 {
+		t.Errorf("rejects %v: want S.C's metadata refused (DT and dt_) and its row without metadata", sum.RejectedBy)
 	}
 }
