@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -31,11 +32,32 @@ type Files struct {
 	paths    []string
 	maxBytes int
 	stdin    io.Reader
+	// stdinName names the stream on stdin (NewNamedStdin); empty, each
+	// reading of stdin is a stream of its own.
+	stdinName string
 
 	i     int
 	cur   *fileReader
 	done  atomic.Int64 // bytes of input consumed, for progress
 	total int64
+}
+
+// NewNamedStdin returns a source over stdin whose stream keeps one name
+// from run to run (its partition is "stdin-" + name), so that feeding the
+// same stream again after a crash resumes it exactly once, as for a file.
+// name must be a safe path segment: letters, digits, '_' and '-'.
+func NewNamedStdin(name string, maxRecordBytes int, stdin io.Reader) (*Files, error) {
+	if name == "" || len(name) > 64 || strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) >= 0 {
+		return nil, fmt.Errorf("stdin stream name %q: use 1 to 64 letters, digits, '_' or '-'", name)
+	}
+	f, err := NewFiles([]string{"-"}, maxRecordBytes, stdin)
+	if err != nil {
+		return nil, err
+	}
+	f.stdinName = name
+	return f, nil
 }
 
 // NewFiles checks that every path can be opened and returns a source over
@@ -108,6 +130,9 @@ func (f *Files) open(path string) (*fileReader, error) {
 	name, part := path, PartitionName(path)
 	if path == "-" {
 		raw, name, part = f.stdin, "stdin", stdinPartition()
+		if f.stdinName != "" {
+			part = "stdin-" + f.stdinName
+		}
 	} else {
 		fh, err := os.Open(path)
 		if err != nil {
@@ -139,11 +164,12 @@ func (f *Files) open(path string) (*fileReader, error) {
 
 const utf8BOM = "\xef\xbb\xbf"
 
-// stdinPartition names the partition of one reading of stdin. Unlike a
-// file, stdin cannot be read again: every run brings a new stream, so it
-// gets a partition of its own (a fixed one made a second run skip as
-// many lines of its stream as the first had, as already durable), and its
-// files never take the names of an earlier run's.
+// stdinPartition names the partition of one reading of an unnamed stdin.
+// Unlike a file, stdin cannot be read again: every run brings a new
+// stream, so it gets a partition of its own (a fixed one made a second run
+// skip as many lines of its stream as the first had, as already durable),
+// and its files never take the names of an earlier run's. A stream fed
+// again after a crash needs a name (NewNamedStdin) to resume exactly once.
 func stdinPartition() string {
 	var id [4]byte
 	rand.Read(id[:])

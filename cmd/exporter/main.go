@@ -81,7 +81,7 @@ type sinkFlags struct {
 type runCmd struct {
 	sinkFlags `embed:""`
 
-	Source string `help:"Where records come from: file:PATH[,PATH...] (gzip read transparently; - is stdin), stdin, or kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC]?group=NAME." required:""`
+	Source string `help:"Where records come from: file:PATH[,PATH...] (gzip read transparently; - is stdin), stdin (a new stream each run), stdin:NAME (a stream that resumes by name, exactly once, when fed again), or kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC]?group=NAME." required:""`
 	Format string `help:"Input format: goldengate, qlik, or auto (chosen per message, so both can share a stream)." default:"auto" enum:"auto,goldengate,qlik"`
 	Once   bool   `help:"Drain the source (Kafka: up to the high watermark seen at start), flush, checkpoint, commit and exit. File sources always end at EOF."`
 
@@ -527,6 +527,12 @@ func (r *runCmd) sourceOpener(stdin io.Reader, logger *slog.Logger) (func(once b
 	switch {
 	case spec == "stdin" || spec == "-":
 		return func(bool) (source.Source, error) { return source.NewFiles([]string{"-"}, r.MaxRecordBytes, stdin) }, nil
+	case strings.HasPrefix(spec, "stdin:"):
+		name := strings.TrimPrefix(spec, "stdin:")
+		if _, err := source.NewNamedStdin(name, r.MaxRecordBytes, stdin); err != nil {
+			return nil, err
+		}
+		return func(bool) (source.Source, error) { return source.NewNamedStdin(name, r.MaxRecordBytes, stdin) }, nil
 	case strings.HasPrefix(spec, "file:"):
 		paths := strings.Split(strings.TrimPrefix(strings.TrimPrefix(spec, "file:"), "//"), ",")
 		if _, err := source.NewFiles(paths, r.MaxRecordBytes, stdin); err != nil {

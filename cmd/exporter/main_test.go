@@ -192,3 +192,32 @@ func TestOnceFailsWhenKafkaIsUnreachable(t *testing.T) {
 		t.Errorf("took %s to give up with a 2s join timeout", d)
 	}
 }
+
+// TestNamedStdinStreamResumes: stdin:NAME keeps its checkpoint from run
+// to run, so the same stream fed again (after a crash, say) adds nothing;
+// a name that is not a safe path segment is bad usage.
+func TestNamedStdinStreamResumes(t *testing.T) {
+	sink := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "goldengate", "sample.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []string
+	for range 2 {
+		var out, errb bytes.Buffer
+		if code := run([]string{"run", "--source", "stdin:orders", "--sink", "file://" + sink, "--once"}, bytes.NewReader(data), &out, &errb); code != exitOK {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		outs = append(outs, out.String())
+	}
+	if strings.Contains(outs[0], "already durable") || !strings.Contains(outs[1], "already durable") || strings.Contains(outs[1], "rows written:") {
+		t.Errorf("the second feeding of stdin:orders should skip everything:\nfirst:\n%s\nsecond:\n%s", outs[0], outs[1])
+	}
+	if _, err := os.Stat(filepath.Join(sink, "_checkpoints", "partitions", "stdin-orders.json")); err != nil {
+		t.Errorf("checkpoint of stdin:orders: %v", err)
+	}
+	code, _, stderr := runExporter(t, nil, "run", "--source", "stdin:../x", "--sink", "file://"+sink)
+	if code != exitUsage || !strings.Contains(stderr, "stdin stream name") {
+		t.Errorf("stdin:../x: exit %d, stderr %s", code, stderr)
+	}
+}
