@@ -217,6 +217,7 @@ func (r *fileReader) close() {
 // max+1 bytes or more are kept.
 func (r *fileReader) readLine() (line []byte, size int64, err error) {
 	r.buf = r.buf[:0]
+	whole := true // r.buf holds all of the line
 	for {
 		chunk, err := r.r.ReadSlice('\n')
 		size += int64(len(chunk))
@@ -225,6 +226,8 @@ func (r *fileReader) readLine() (line []byte, size int64, err error) {
 		}
 		if len(r.buf) < r.max+1 {
 			r.buf = append(r.buf, chunk...)
+		} else {
+			whole = false
 		}
 		if err == bufio.ErrBufferFull {
 			continue
@@ -237,6 +240,10 @@ func (r *fileReader) readLine() (line []byte, size int64, err error) {
 		}
 		r.line++
 		b := bytes.TrimRight(r.buf, "\r\n")
+		if whole {
+			// exact even when a CRLF was split between two reads
+			size = int64(len(b))
+		}
 		return b, size, nil
 	}
 }

@@ -238,7 +238,10 @@ func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 // float64 holds only some integers; a bare "number" column defaults to
 // float64, so a large ID would otherwise be silently rounded.
 func floatHoldsInteger(text []byte, v float64) bool {
-	digits := bytes.TrimPrefix(text, []byte("-"))
+	digits := text
+	if len(digits) > 0 && (digits[0] == '-' || digits[0] == '+') {
+		digits = digits[1:]
+	}
 	for _, c := range digits {
 		if c < '0' || c > '9' {
 			return true // a fraction or an exponent: rounding is the type's nature

@@ -349,7 +349,7 @@ func TestConvertFloat64(t *testing.T) {
 	}
 	for _, f := range []cdc.Field{num("C", "1e400"), str("C", "abc"), boolean("C", "false"), str("C", ""),
 		// integers it would round: a bare number column holding big IDs
-		num("C", "9007199254740993"), num("C", "-9007199254740993"), str("C", "1234567890123456789"),
+		num("C", "9007199254740993"), num("C", "-9007199254740993"), str("C", "1234567890123456789"), str("C", "+9007199254740993"),
 		num("C", "100000000000000000001")} {
 		_, err := convertOne(t, "float64", f)
 		wantMismatch(t, "float64 "+string(f.Value), err)
