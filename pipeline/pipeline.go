@@ -925,9 +925,20 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 	return nil
 }
 
+// filePartitioner is implemented by file sources: the partitions of
+// their files, read to the end when the source ends.
+type filePartitioner interface{ FilePartitions() []string }
+
 // finish is the last commit of a run.
 func (r *runner) finish(ctx context.Context) error {
-	if r.sawEOF && !r.perPartition {
+	if fp, ok := r.cfg.Source.(filePartitioner); ok && r.sawEOF && !r.perPartition {
+		for _, name := range fp.FilePartitions() {
+			// a file emptied since the last run has no records to bring
+			// its checkpoint in
+			if _, err := r.partition(ctx, name); err != nil {
+				return err
+			}
+		}
 		for name, ps := range r.parts {
 			if ps.cp.Found && ps.lastRead < ps.cp.Offset {
 				r.log.Warn("input ended before its checkpoint: the file was replaced or truncated since an earlier run, and what it holds now up to the checkpoint was skipped as already exported; delete its checkpoint to export it again",

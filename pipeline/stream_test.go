@@ -136,6 +136,10 @@ func TestReplacedInputFileIsReported(t *testing.T) {
 	if logs := runLogged(); !strings.Contains(logs, "replaced or truncated") || !strings.Contains(logs, "checkpoint_offset=4") {
 		t.Errorf("a file shorter than its checkpoint was not reported:\n%s", logs)
 	}
+	writeFile(t, in, "in.jsonl", "")
+	if logs := runLogged(); !strings.Contains(logs, "replaced or truncated") {
+		t.Errorf("a file emptied since the last run was not reported:\n%s", logs)
+	}
 }
 
 // TestRerunDoesNotDeadLetterAgain: running again over an input whose

@@ -90,6 +90,18 @@ func NewFiles(paths []string, maxRecordBytes int, stdin io.Reader) (*Files, erro
 // input files (stdin counts as unknown size).
 func (f *Files) Progress() (done, total int64) { return f.done.Load(), f.total }
 
+// FilePartitions lists the partitions of the input files, stdin left out:
+// what the source reads when it runs to its end, records or not.
+func (f *Files) FilePartitions() []string {
+	var out []string
+	for _, p := range f.paths {
+		if p != "-" {
+			out = append(out, PartitionName(p))
+		}
+	}
+	return out
+}
+
 func (f *Files) Next(ctx context.Context) (*Message, error) {
 	for {
 		if err := ctx.Err(); err != nil {
