@@ -108,7 +108,8 @@ type Version struct {
 // in any case), which readers with Hive partitioning would fill with the
 // folder's value instead of the file's. Such a column is written with an
 // underscore appended ("DT" as "DT_"), whatever the other columns are, so
-// that it keeps its name across versions.
+// that it keeps its name across versions; unless the table has a column
+// of that name too (see ShadowedColumns).
 func (v *Version) FieldName(i int) string {
 	if v.fieldNames == nil { // a Version not made by a Catalog
 		return v.Columns[i].Name
@@ -116,10 +117,12 @@ func (v *Version) FieldName(i int) string {
 	return v.fieldNames[i]
 }
 
-// fieldNames works out Version.FieldName for every column of cols; a
-// written name that another column (or a metacolumn in taken) already
-// has is an error.
-func fieldNames(table string, cols []Column, taken map[string]bool) ([]string, error) {
+// fieldNames works out Version.FieldName for every column of cols. When
+// the written name is one that another column (or a metacolumn in taken)
+// already has, the column keeps its own name, shadowed as it is: refusing
+// the table would also refuse versions restored from checkpoints written
+// before columns were renamed.
+func fieldNames(cols []Column, taken map[string]bool) []string {
 	names := make([]string, len(cols))
 	own := map[string]bool{}
 	for _, c := range cols {
@@ -130,13 +133,25 @@ func fieldNames(table string, cols []Column, taken map[string]bool) ([]string, e
 		if !slices.Contains(partition.FolderKeys, strings.ToLower(c.Name)) {
 			continue
 		}
-		names[i] = c.Name + "_"
-		if low := strings.ToLower(names[i]); own[low] || taken[low] {
-			return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "table %s has a column %q, which readers with Hive partitioning would take for the %s= folder, and a column %q, the name the first is written under; rename one at the source",
-				table, c.Name, strings.ToLower(c.Name), names[i])
+		if low := strings.ToLower(c.Name + "_"); !own[low] && !taken[low] {
+			names[i] = c.Name + "_"
 		}
 	}
-	return names, nil
+	return names
+}
+
+// ShadowedColumns lists the columns named like a partition folder that
+// are written under their own name, because the name they would take is
+// another column's: readers with Hive partitioning show the folder's
+// value in their place.
+func (v *Version) ShadowedColumns() []string {
+	var out []string
+	for i, c := range v.Columns {
+		if slices.Contains(partition.FolderKeys, strings.ToLower(c.Name)) && v.FieldName(i) == c.Name {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 // ColumnIndex returns the position of a table column in Columns.
@@ -463,10 +478,7 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 		v.Columns = append(v.Columns, col)
 		v.index[mc.Name] = i
 	}
-	var err error
-	if v.fieldNames, err = fieldNames(md.Table, v.Columns, reserved); err != nil {
-		return nil, err
-	}
+	v.fieldNames = fieldNames(v.Columns, reserved)
 	v.Schema = c.arrowSchema(v)
 	return v, nil
 }
@@ -535,7 +547,8 @@ func sameColumns(a, b []Column) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Type != b[i].Type || a[i].Nullable != b[i].Nullable || a[i].Key != b[i].Key {
+		if a[i].Name != b[i].Name || a[i].Type != b[i].Type || a[i].Nullable != b[i].Nullable || a[i].Key != b[i].Key ||
+			(a[i].Range == nil) != (b[i].Range == nil) || a[i].Range != nil && *a[i].Range != *b[i].Range {
 			return false
 		}
 	}

@@ -2,6 +2,7 @@ package arrowschema
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -857,9 +858,44 @@ func TestFolderKeyColumnsKeepTheirWrittenNameAcrossVersions(t *testing.T) {
 			t.Errorf("version %d: written as %v", ev.Version.Number, got)
 		}
 	}
-	if _, err := c.ApplyMetadata(md("ID", "DT", "Dt_"), "p9", time.Time{}); err == nil {
-		t.Error("a table with DT and Dt_ was accepted; DT would be written as Dt_'s name")
-	} else if re, ok := cdc.AsReject(err); !ok || re.Reason != cdc.ReasonBadMetadata {
-		t.Errorf("DT and Dt_: %v, want bad_metadata", err)
+	// A table that also has a column of the written name keeps DT's own
+	// name (shadowed, and said so) rather than being refused: versions
+	// restored from older checkpoints must still build.
+	ev, err := c.ApplyMetadata(md("ID", "DT", "Dt_"), "p9", time.Time{})
+	if err != nil {
+		t.Fatalf("DT and Dt_: %v", err)
+	}
+	if got := written(ev.Version); got["DT"] != "DT" || got["Dt_"] != "Dt_" || fmt.Sprint(ev.Version.ShadowedColumns()) != "[DT]" {
+		t.Errorf("DT and Dt_: written as %v, shadowed %v", got, ev.Version.ShadowedColumns())
+	}
+	restored, err := RestoreCatalog(Options{}, c.Snapshot())
+	if err != nil {
+		t.Fatalf("restoring a catalog with DT and Dt_: %v", err)
+	}
+	if got := written(restored.Current("S.T")); got["DT"] != "DT" {
+		t.Errorf("restored: written as %v", got)
+	}
+}
+
+// TestQlikIntegerWideningOpensAVersion: a Qlik column whose integer type
+// widens (INT2 to INT4) maps to int64 both times, but its range changed,
+// so the metadata opens a new version; repeated unchanged, it does not.
+func TestQlikIntegerWideningOpensAVersion(t *testing.T) {
+	c := NewCatalog(Options{})
+	md := func(native string) cdc.TableMetadata {
+		return cdc.TableMetadata{Table: "S.Q", Format: cdc.FormatQlik, Columns: []cdc.Column{{Name: "N", Type: "number", Nullable: true, NativeType: native}}}
+	}
+	var numbers []int
+	for i, native := range []string{"INT2", "INT2", "INT4"} {
+		if _, err := c.ApplyMetadata(md(native), fmt.Sprintf("p%d", i), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		numbers = append(numbers, c.Current("S.Q").Number)
+	}
+	if fmt.Sprint(numbers) != "[1 1 2]" {
+		t.Errorf("versions after INT2, INT2, INT4: %v, want [1 1 2]", numbers)
+	}
+	if r := c.Current("S.Q").Columns[0].Range; r == nil || r.Max != math.MaxInt32 {
+		t.Errorf("range after INT4: %+v", r)
 	}
 }

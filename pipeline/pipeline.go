@@ -532,10 +532,16 @@ func (r *runner) schemaEvent(ctx context.Context, ev *arrowschema.Event) error {
 	kind := map[arrowschema.EventKind]string{arrowschema.EventOpened: "opened", arrowschema.EventReplaced: "replaced", arrowschema.EventCompleted: "completed"}[ev.Kind]
 	r.log.Info("schema version "+kind, "table", v.Table, "version", v.Number, "columns", len(v.Columns),
 		"provisional", v.Provisional, "holding", v.Hold, "ddl", v.DDL, "pos", v.OpenedAtPos)
-	for i, c := range v.Columns {
-		if name := v.FieldName(i); name != c.Name && ev.Kind != arrowschema.EventCompleted {
-			r.log.Warn("column written under another name: readers with Hive partitioning would show the folder's value under its own; _schemas/ records both names",
-				"table", v.Table, "version", v.Number, "column", c.Name, "written_as", name)
+	if ev.Kind != arrowschema.EventCompleted {
+		for i, c := range v.Columns {
+			if name := v.FieldName(i); name != c.Name {
+				r.log.Warn("column written under another name: readers with Hive partitioning would show the folder's value under its own; _schemas/ records both names",
+					"table", v.Table, "version", v.Number, "column", c.Name, "written_as", name)
+			}
+		}
+		for _, c := range v.ShadowedColumns() {
+			r.log.Warn("column named like a partition folder kept its name, because the table also has a column of the name it would be written under: readers with Hive partitioning show the folder's value in its place; rename one of the two at the source, or read the files without Hive partitioning",
+				"table", v.Table, "version", v.Number, "column", c)
 		}
 	}
 	return nil
@@ -703,12 +709,15 @@ func (r *runner) periodic(ctx context.Context, now time.Time) error {
 	if oldest, ok := r.writer.Oldest(); ok && now.Sub(oldest) >= r.writer.MaxAge() {
 		return r.commit(ctx, "age")
 	}
-	if now.Sub(r.lastCommit) >= r.writer.MaxAge() && r.heldN == 0 && r.readPastCheckpoint() {
+	if since := now.Sub(r.lastCommit); since >= r.writer.MaxAge() && r.readPastCheckpoint() &&
+		(r.heldN == 0 || since >= r.writer.MaxAge()+r.cfg.HoldMaxAge) {
 		// Under steady load files roll by rows or bytes before any buffer
 		// is MaxAge old, so the age rule alone never checkpointed (nor
 		// acknowledged Kafka) until shutdown, and a crash re-read all of it.
-		// Not while DML waits for metadata: a commit releases it, and the
-		// hold limits, not this round, decide how long it may wait.
+		// While DML waits for metadata the round waits too, since a commit
+		// releases it and the hold limits should decide how long it may
+		// wait; but no longer than a hold may last: tables whose metadata
+		// never comes would otherwise keep the hold from ever emptying.
 		return r.commit(ctx, "interval")
 	}
 	return nil

@@ -293,6 +293,47 @@ func TestRowsDecodedAheadOfNewMetadataLandInTheirVersion(t *testing.T) {
 	equalLines(t, "rows", rowStrings(rows), want)
 }
 
+// TestIntervalCommitOutlastsEndlessHolds: tables whose metadata never
+// comes refill the hold as fast as its age limit empties it; two of them
+// on different cycles keep it from ever being empty. The commit rounds
+// still come, at most a hold's age late.
+func TestIntervalCommitOutlastsEndlessHolds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a stream slowly for about five seconds")
+	}
+	lines := []string{ordersMeta}
+	for i := 1; i <= 4500; i++ {
+		lines = append(lines, dml(strconv.Itoa(i), ""))
+		if i%50 == 0 {
+			lines = append(lines, strings.Replace(dml(strconv.Itoa(100000+i), ""), `"S.T"`, `"S.U"`, 1))
+		}
+		if i > 1500 && i%50 == 25 {
+			lines = append(lines, strings.Replace(dml(strconv.Itoa(200000+i), ""), `"S.T"`, `"S.V"`, 1))
+		}
+	}
+	p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join(lines, "\n")+"\n")
+	obs := &checkpointCounter{}
+	sum, err := export(t, t.TempDir(), func(c *pipeline.Config) {
+		c.Source = &slowSource{Source: c.Source, delay: time.Millisecond}
+		c.Writer.MaxRows = 100
+		c.Writer.MaxAge = 500 * time.Millisecond
+		c.HoldMaxAge = 1500 * time.Millisecond
+		c.Observer = obs
+	}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Elapsed < 3*time.Second {
+		t.Skipf("the stream was read in %s, too fast for the holds to overlap", sum.Elapsed)
+	}
+	if got := obs.n.Load(); got < 3 {
+		t.Errorf("%d checkpoints in a %s run whose hold never emptied, want one at least every 2 s (--file-max-age + --hold-max-age)", got, sum.Elapsed.Round(time.Millisecond))
+	}
+	if sum.RowsByTable["S.T"] != 4500 {
+		t.Errorf("rows %v", sum.RowsByTable)
+	}
+}
+
 // slowSource hands out its source's records no faster than one per delay,
 // like a busy database's stream.
 type slowSource struct {
