@@ -108,8 +108,9 @@ type Version struct {
 // in any case), which readers with Hive partitioning would fill with the
 // folder's value instead of the file's. Such a column is written with an
 // underscore appended ("DT" as "DT_"), whatever the other columns are, so
-// that it keeps its name across versions; unless the table has a column
-// of that name too (see ShadowedColumns).
+// that it keeps its name across versions. Metadata with a column of that
+// name too is refused, unless restored from an older checkpoint, where
+// the column keeps its own name.
 func (v *Version) FieldName(i int) string {
 	if v.fieldNames == nil { // a Version not made by a Catalog
 		return v.Columns[i].Name
@@ -119,11 +120,11 @@ func (v *Version) FieldName(i int) string {
 
 // fieldNames works out Version.FieldName for every column of cols. When
 // the written name is one that another column (or a metacolumn in taken)
-// already has, the column keeps its own name, shadowed as it is: refusing
-// the table would also refuse versions restored from checkpoints written
-// before columns were renamed.
-func fieldNames(cols []Column, taken map[string]bool) []string {
-	names := make([]string, len(cols))
+// already has, the column keeps its own name, shadowed as it is, and
+// clash names it: build refuses such metadata, except when it rebuilds a
+// version from a checkpoint written before columns were renamed.
+func fieldNames(cols []Column, taken map[string]bool) (names []string, clash string) {
+	names = make([]string, len(cols))
 	own := map[string]bool{}
 	for _, c := range cols {
 		own[strings.ToLower(c.Name)] = true
@@ -135,23 +136,11 @@ func fieldNames(cols []Column, taken map[string]bool) []string {
 		}
 		if low := strings.ToLower(c.Name + "_"); !own[low] && !taken[low] {
 			names[i] = c.Name + "_"
+		} else if clash == "" {
+			clash = c.Name
 		}
 	}
-	return names
-}
-
-// ShadowedColumns lists the columns named like a partition folder that
-// are written under their own name, because the name they would take is
-// another column's: readers with Hive partitioning show the folder's
-// value in their place.
-func (v *Version) ShadowedColumns() []string {
-	var out []string
-	for i, c := range v.Columns {
-		if slices.Contains(partition.FolderKeys, strings.ToLower(c.Name)) && v.FieldName(i) == c.Name {
-			out = append(out, c.Name)
-		}
-	}
-	return out
+	return names, clash
 }
 
 // ColumnIndex returns the position of a table column in Columns.
@@ -190,6 +179,9 @@ type Catalog struct {
 	schemas map[string]*JSONSchemaInfo // by id, in-band JSON Schema records
 	order   []string                   // schema ids, newest last
 	tables  map[string]*tableState
+	// restoring is set while RestoreCatalog rebuilds versions that an
+	// earlier build accepted.
+	restoring bool
 }
 
 type tableState struct {
@@ -478,7 +470,15 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 		v.Columns = append(v.Columns, col)
 		v.index[mc.Name] = i
 	}
-	v.fieldNames = fieldNames(v.Columns, reserved)
+	var clash string
+	v.fieldNames, clash = fieldNames(v.Columns, reserved)
+	if clash != "" && !c.restoring {
+		// Writing it under its own name would let the name mean another
+		// column in a version without the other one, which readers that
+		// union versions by name would mix.
+		return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "table %s has a column %q, which readers with Hive partitioning would take for the %s= folder, and a column %q, the name the first is written under; rename one at the source",
+			md.Table, clash, strings.ToLower(clash), clash+"_")
+	}
 	v.Schema = c.arrowSchema(v)
 	return v, nil
 }

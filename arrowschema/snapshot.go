@@ -60,6 +60,8 @@ func (c *Catalog) Snapshot() Snapshot {
 // describes the same files as the one that was saved.
 func RestoreCatalog(opts Options, s Snapshot) (*Catalog, error) {
 	c := NewCatalog(opts)
+	c.restoring = true
+	defer func() { c.restoring = false }()
 	for _, sc := range s.Schemas {
 		if err := c.ApplySchemaRecord(sc.ID, sc.Doc); err != nil {
 			return nil, fmt.Errorf("restore schema record %q: %w", sc.ID, err)
