@@ -73,9 +73,9 @@ type Column struct {
 	Key        bool   // part of the key known to the source
 	SourceType string // the metadata's primitive (string, number, boolean)
 	TypeFrom   string // hint, json-schema, ddl or default
-	// Range, when set, bounds the values of an integer column whose
-	// source type is narrower than the lake's (see IntRange).
-	Range *IntRange
+	// Range bounds the values of an integer column whose source type is
+	// narrower than the lake's (see IntRange); zero for the others.
+	Range IntRange
 }
 
 // Version is one schema version of a table. Its schema never changes once
@@ -448,11 +448,11 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 		case c.hint(md.Table, mc.Name) != nil:
 			col.Type, col.TypeFrom = *c.hint(md.Table, mc.Name), "hint"
 		case mc.NativeType != "":
-			t, err := QlikTypeOf(mc.NativeType)
+			t, r, err := QlikTypeOf(mc.NativeType)
 			if err != nil {
 				return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "column %q of %s: %v", mc.Name, md.Table, err)
 			}
-			col.Type, col.TypeFrom, col.Range = t, "source", QlikRangeOf(mc.NativeType)
+			col.Type, col.TypeFrom, col.Range = t, "source", r
 		case js != nil && js.Columns[mc.Name].Type != nil:
 			col.Type, col.TypeFrom = *js.Columns[mc.Name].Type, "json-schema"
 		default:
@@ -547,8 +547,7 @@ func sameColumns(a, b []Column) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Type != b[i].Type || a[i].Nullable != b[i].Nullable || a[i].Key != b[i].Key ||
-			(a[i].Range == nil) != (b[i].Range == nil) || a[i].Range != nil && *a[i].Range != *b[i].Range {
+		if a[i].Name != b[i].Name || a[i].Type != b[i].Type || a[i].Nullable != b[i].Nullable || a[i].Key != b[i].Key || a[i].Range != b[i].Range {
 			return false
 		}
 	}

@@ -901,7 +901,7 @@ func TestQlikIntegerWideningOpensAVersion(t *testing.T) {
 	if fmt.Sprint(numbers) != "[1 1 2]" {
 		t.Errorf("versions after INT2, INT2, INT4: %v, want [1 1 2]", numbers)
 	}
-	if r := c.Current("S.Q").Columns[0].Range; r == nil || r.Max != math.MaxInt32 {
+	if r := c.Current("S.Q").Columns[0].Range; r.Max != math.MaxInt32 {
 		t.Errorf("range after INT4: %+v", r)
 	}
 }

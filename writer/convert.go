@@ -89,7 +89,7 @@ func (c *imageConverter) convert(im *cdc.Image, imageName string) error {
 		}
 		col := &c.version.Columns[idx]
 		err := c.convertValue(idx, col.Type, f, s)
-		if err == nil && col.Range != nil {
+		if err == nil && col.Range.Bounded() {
 			err = checkRange(col.Range, col.Type.Kind, s)
 		}
 		if err != nil {
@@ -101,7 +101,7 @@ func (c *imageConverter) convert(im *cdc.Image, imageName string) error {
 }
 
 // checkRange refuses a converted integer outside its source type's range.
-func checkRange(r *arrowschema.IntRange, kind arrowschema.Kind, s *slot) error {
+func checkRange(r arrowschema.IntRange, kind arrowschema.Kind, s *slot) error {
 	switch {
 	case kind == arrowschema.KindInt64 && (s.i64 < r.Min || s.i64 > r.Max):
 		return fmt.Errorf("%d is outside the source type's range %d to %d", s.i64, r.Min, r.Max)
