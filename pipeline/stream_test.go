@@ -314,9 +314,7 @@ func TestIntervalCommitOutlastsEndlessHolds(t *testing.T) {
 	p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join(lines, "\n")+"\n")
 	obs := &checkpointCounter{}
 	sum, err := export(t, t.TempDir(), func(c *pipeline.Config) {
-		c.Source = &slowSource{Source: c.Source, delay: time.Millisecond}
-		c.Writer.MaxRows = 100
-		c.Writer.MaxAge = 500 * time.Millisecond
+		steadyLoad(c)
 		c.HoldMaxAge = 1500 * time.Millisecond
 		c.Observer = obs
 	}, p)
@@ -334,8 +332,17 @@ func TestIntervalCommitOutlastsEndlessHolds(t *testing.T) {
 	}
 }
 
-// slowSource hands out its source's records no faster than one per delay,
-// like a busy database's stream.
+// steadyLoad makes a run read its input at about a record a millisecond,
+// like a busy database's stream, rolling files by rows (100) long before
+// they reach their age (500 ms), so that commit rounds fall due while it
+// reads.
+func steadyLoad(c *pipeline.Config) {
+	c.Source = &slowSource{Source: c.Source, delay: time.Millisecond}
+	c.Writer.MaxRows = 100
+	c.Writer.MaxAge = 500 * time.Millisecond
+}
+
+// slowSource hands out its source's records no faster than one per delay.
 type slowSource struct {
 	source.Source
 	delay time.Duration
@@ -366,9 +373,7 @@ func TestSteadyLoadIsCheckpointedAsItGoes(t *testing.T) {
 	dir := t.TempDir()
 	obs := &checkpointCounter{}
 	sum, err := export(t, dir, func(c *pipeline.Config) {
-		c.Source = &slowSource{Source: c.Source, delay: time.Millisecond}
-		c.Writer.MaxRows = 100 // a file every few hundred milliseconds at most
-		c.Writer.MaxAge = 500 * time.Millisecond
+		steadyLoad(c)
 		c.Observer = obs
 	}, in)
 	if err != nil {
@@ -402,11 +407,7 @@ func TestHeldDMLOutlastsTheIntervalCommit(t *testing.T) {
 	lines = append(lines, strings.Replace(ordersMeta, `"S.T"`, `"S.U"`, 1))
 	p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join(lines, "\n")+"\n")
 	dir := t.TempDir()
-	sum, err := export(t, dir, func(c *pipeline.Config) {
-		c.Source = &slowSource{Source: c.Source, delay: time.Millisecond}
-		c.Writer.MaxRows = 100
-		c.Writer.MaxAge = 500 * time.Millisecond
-	}, p)
+	sum, err := export(t, dir, steadyLoad, p)
 	if err != nil {
 		t.Fatal(err)
 	}
