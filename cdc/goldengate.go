@@ -115,7 +115,10 @@ func (d *GoldenGate) Names() GoldenGateNames { return d.names }
 // except for diagnostics.
 func (d *GoldenGate) Decode(data []byte, rec *Record) error {
 	rec.Reset()
-	return d.decode(data, rec, 0)
+	if err := d.decode(data, rec, 0); err != nil {
+		return err
+	}
+	return rec.checkText()
 }
 
 type ggTop struct {

@@ -43,6 +43,13 @@ func NewQlik(opts QlikOptions) *Qlik {
 
 // Decode parses one message into rec, which is reset first.
 func (d *Qlik) Decode(data []byte, rec *Record) error {
+	if err := d.decode(data, rec); err != nil {
+		return err
+	}
+	return rec.checkText()
+}
+
+func (d *Qlik) decode(data []byte, rec *Record) error {
 	rec.Reset()
 	rec.Format = FormatQlik
 	// One validating pass indexes the message, as for GoldenGate: a

@@ -2,7 +2,10 @@
 // that turn raw bytes into it. It performs no I/O.
 package cdc
 
-import "time"
+import (
+	"time"
+	"unicode/utf8"
+)
 
 // Class says what a decoded record is for.
 type Class uint8
@@ -221,6 +224,27 @@ func (r *Record) Reset() {
 	before.reset()
 	after.reset()
 	r.Before, r.After = before, after
+}
+
+// checkText refuses a record whose table name, metacolumn strings or
+// metadata column names are not UTF-8. They are written as Parquet
+// strings, which must be, and DuckDB refuses a whole file over one bad
+// value. Column values are checked by the writer, which knows which
+// columns hold text.
+func (r *Record) checkText() error {
+	for _, t := range [...]struct{ what, s string }{
+		{"table name", r.Table}, {"xid", r.XID}, {"pos", r.Pos}, {"changeSequence", r.Qlik.ChangeSeq},
+	} {
+		if !utf8.ValidString(t.s) {
+			return Rejectf(ReasonMalformedJSON, "%s %q is not valid UTF-8", t.what, truncate(t.s, 64))
+		}
+	}
+	for _, c := range r.Metadata.Columns {
+		if !utf8.ValidString(c.Name) {
+			return Rejectf(ReasonBadMetadata, "column name %q of %s is not valid UTF-8", truncate(c.Name, 64), r.Table)
+		}
+	}
+	return nil
 }
 
 // RowImage returns the image that becomes the row of a data file: before

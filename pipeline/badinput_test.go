@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os"
@@ -30,6 +31,7 @@ type dlqLine struct {
 	Size      int64   `json:"size"`
 	Truncated bool    `json:"truncated"`
 	Record    *string `json:"record"`
+	Base64    *string `json:"record_base64"`
 }
 
 func readDLQ(t *testing.T, dir string) []dlqLine {
@@ -78,6 +80,9 @@ func TestBadInputGoesToDeadLetters(t *testing.T) {
 		`{"qual_table":"S.T","op_type":"UPDATE","op_ts":"2026-07-13T04:01:01Z","before":{"ID":1}}`, // 14 update without after image
 		`[1,2,3]`,              // 15 not an object
 		dml("11", `,"N":12.0`), // 16 good: 12.0 is an integer
+		`{"qual_table":"S.T","op_type":"INSERT","op_ts":"2026-07-13T04:01:01Z","xid":"x` + "\xff" + `","pos":"p12","after":{"ID":12}}`, // 17 xid not UTF-8
+		`{"qual_table":"S.T","op_type":"INSERT","op_ts":"2026-07-13T04:01:01Z","xid":"x","pos":"p` + "\xc3(" + `","after":{"ID":13}}`,  // 18 pos not UTF-8
+		dml("14", ""), // 19 good
 	}
 	p := writeFile(t, in, "bad.jsonl", strings.Join(lines, "\n")+"\n")
 	dir := t.TempDir()
@@ -95,6 +100,7 @@ func TestBadInputGoesToDeadLetters(t *testing.T) {
 		{3, "malformed_json"}, {4, "unknown_op_type"}, {5, "value_mismatch"}, {6, "value_mismatch"},
 		{7, "value_mismatch"}, {8, "value_mismatch"}, {9, "bad_op_ts"}, {10, "bad_op_ts"}, {11, "no_metadata"},
 		{13, "unknown_column"}, {14, "missing_image"}, {15, "malformed_json"},
+		{17, "malformed_json"}, {18, "malformed_json"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d dead letters, want %d: %+v", len(got), len(want), got)
@@ -104,7 +110,13 @@ func TestBadInputGoesToDeadLetters(t *testing.T) {
 		if g.Offset != w.line || g.Reason != w.reason {
 			t.Errorf("dead letter %d: line %d reason %s (%s); want line %d reason %s", i, g.Offset, g.Reason, g.Error, w.line, w.reason)
 		}
-		if g.Record == nil || *g.Record != lines[w.line-1] {
+		original := g.Record
+		if g.Base64 != nil { // a record that is not UTF-8
+			b, _ := base64.StdEncoding.DecodeString(*g.Base64)
+			s := string(b)
+			original = &s
+		}
+		if original == nil || *original != lines[w.line-1] {
 			t.Errorf("dead letter for line %d does not carry the original record", w.line)
 		}
 		if !strings.HasSuffix(g.Source, "bad.jsonl:"+itoa(w.line)) || g.Error == "" {
@@ -116,7 +128,7 @@ func TestBadInputGoesToDeadLetters(t *testing.T) {
 	}
 	db := openDuck(t)
 	rows := query(t, db, `SELECT ID, N, D::VARCHAR, FLAG, NAME FROM `+lakeGlob(dir, "S.T")+` ORDER BY ID`)
-	equalLines(t, "good rows", rowStrings(rows), []string{"1|7|NULL|NULL|NULL", "9|5|10.50|true|ok", "11|12|NULL|NULL|NULL"})
+	equalLines(t, "good rows", rowStrings(rows), []string{"1|7|NULL|NULL|NULL", "9|5|10.50|true|ok", "11|12|NULL|NULL|NULL", "14|NULL|NULL|NULL|NULL"})
 	types := query(t, db, `SELECT typeof(ID), typeof(N), typeof(D) FROM `+lakeGlob(dir, "S.T")+` LIMIT 1`)
 	equalLines(t, "hinted types", rowStrings(types), []string{"DOUBLE|BIGINT|DECIMAL(10,2)"})
 }

@@ -443,9 +443,13 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 		if !rec.HasOpTS {
 			// A Qlik full-load row has no timestamp: date it by its
 			// table's metadata message, which Qlik sends at load time.
+			// Without one there is no date to give it: the time of the run
+			// would file it under another date on a rerun, and exactly once
+			// is kept per date.
 			rec.OpTS = v.OpenedAtTS
 			if rec.OpTS.IsZero() {
-				rec.OpTS = r.cfg.Now()
+				return r.reject(m, rec.Table, cdc.Rejectf(cdc.ReasonBadOpTS,
+					"%s row of %s has no timestamp, and neither has the metadata of its table (lineage.timestamp of schema version %d)", rec.OpType, rec.Table, v.Number))
 			}
 		}
 		files, err := r.writer.Append(v, rec, writer.Source{Partition: m.Partition, Offset: m.Offset})

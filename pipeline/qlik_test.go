@@ -157,3 +157,36 @@ func TestQlikBadMessagesGoToDeadLetters(t *testing.T) {
 		t.Errorf("good rows: %v", sum.RowsByTable)
 	}
 }
+
+// TestQlikFullLoadRowWithoutAnyDate: a full-load row has no timestamp and
+// takes its table's lineage.timestamp; with neither it goes to the
+// dead letters rather than being dated by the run, which a rerun on
+// another day would file under another date.
+func TestQlikFullLoadRowWithoutAnyDate(t *testing.T) {
+	md := func(table, lineageTS string) string {
+		return `{"magic":"atMSG","type":"MD","message":{"lineage":{"class":"TABLE","type":"TABLE","schema":"Q","table":"` + table + `","tableVersion":1` + lineageTS +
+			`},"tableStructure":{"tableColumns":{"ID":{"ordinal":1,"type":"INT4","length":4,"precision":0,"scale":0,"primaryKeyPosition":1}}}}}`
+	}
+	refresh := func(table, id string) string {
+		return `{"magic":"atMSG","type":"DT","message":{"schema":"Q","table":"` + table + `","data":{"ID":"` + id + `"},"beforeData":null,"headers":{"operation":"REFRESH","changeSequence":"","timestamp":"","streamPosition":"","transactionId":""}}}`
+	}
+	lines := []string{
+		md("UNDATED", ""), refresh("UNDATED", "1"),
+		md("DATED", `,"timestamp":"2026-07-13T03:00:00.000"`), refresh("DATED", "2"),
+	}
+	p := writeFile(t, t.TempDir(), "load.jsonl", strings.Join(lines, "\n"))
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) { c.Decoder = autoDecoder(t, cdc.QlikOptions{}) }, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readDLQ(t, dir)
+	if len(got) != 1 || got[0].Offset != 2 || got[0].Reason != "bad_op_ts" {
+		t.Fatalf("dead letters %+v, want line 2 as bad_op_ts", got)
+	}
+	if sum.RowsByTable["Q.UNDATED"] != 0 || sum.RowsByTable["Q.DATED"] != 1 {
+		t.Errorf("rows %v", sum.RowsByTable)
+	}
+	rows := query(t, openDuck(t), `SELECT ID, op_type, op_ts::VARCHAR, dt::VARCHAR FROM `+lakeGlob(dir, "Q.DATED"))
+	equalLines(t, "dated row", rowStrings(rows), []string{"2|REFRESH|2026-07-13 03:00:00+00|2026-07-13"})
+}
