@@ -73,9 +73,9 @@ type Column struct {
 	Key        bool   // part of the key known to the source
 	SourceType string // the metadata's primitive (string, number, boolean)
 	TypeFrom   string // hint, json-schema, ddl or default
-	// Range bounds the values of an integer column whose source type is
-	// narrower than the lake's (see IntRange); zero for the others.
-	Range IntRange
+	// Range bounds the values of a column whose source type holds fewer
+	// than its lake type (see SourceRange); zero for the others.
+	Range SourceRange
 }
 
 // Version is one schema version of a table. Its schema never changes once

@@ -12,26 +12,26 @@ import (
 // Nothing loses precision: unsigned integers widen (UINT8 to
 // decimal(20,0)), a NUMERIC wider than Decimal128 stays text, and TIME,
 // which Spark cannot store, stays text, as does any type not listed.
-func QlikTypeOf(native string) (Type, IntRange, error) {
+func QlikTypeOf(native string) (Type, SourceRange, error) {
 	name, args := splitType(strings.ToUpper(native))
 	integer := Type{Kind: KindInt64}
 	switch name {
 	case "INT1":
-		return integer, IntRange{Min: math.MinInt8, Max: math.MaxInt8}, nil
+		return integer, SourceRange{Min: math.MinInt8, Max: math.MaxInt8}, nil
 	case "INT2":
-		return integer, IntRange{Min: math.MinInt16, Max: math.MaxInt16}, nil
+		return integer, SourceRange{Min: math.MinInt16, Max: math.MaxInt16}, nil
 	case "INT4":
-		return integer, IntRange{Min: math.MinInt32, Max: math.MaxInt32}, nil
+		return integer, SourceRange{Min: math.MinInt32, Max: math.MaxInt32}, nil
 	case "INT8":
-		return integer, IntRange{}, nil
+		return integer, SourceRange{}, nil
 	case "UINT1":
-		return integer, IntRange{Max: math.MaxUint8}, nil
+		return integer, SourceRange{Max: math.MaxUint8}, nil
 	case "UINT2":
-		return integer, IntRange{Max: math.MaxUint16}, nil
+		return integer, SourceRange{Max: math.MaxUint16}, nil
 	case "UINT4":
-		return integer, IntRange{Max: math.MaxUint32}, nil
+		return integer, SourceRange{Max: math.MaxUint32}, nil
 	case "UINT8":
-		return Type{Kind: KindDecimal, Precision: 20}, IntRange{MaxUint64: true}, nil
+		return Type{Kind: KindDecimal, Precision: 20}, SourceRange{MaxUint64: true}, nil
 	case "NUMERIC":
 		var p, s int
 		if len(args) == 2 {
@@ -39,38 +39,48 @@ func QlikTypeOf(native string) (Type, IntRange, error) {
 			fmt.Sscan(args[1], &s)
 		}
 		if p < 1 || p > MaxDecimalPrecision || s < 0 || s > p {
-			// Unknown or wider than Decimal128: keep the exact text.
-			return Type{Kind: KindString}, IntRange{}, nil
+			// Unknown, wider than Decimal128 or a scale it cannot hold:
+			// keep the exact text, checked as a number.
+			r := SourceRange{NumericText: true}
+			if len(args) == 2 && p >= 1 {
+				r.Precision, r.Scale = p, s
+			}
+			return Type{Kind: KindString}, r, nil
 		}
 		t, err := Decimal(p, s)
-		return t, IntRange{}, err
+		return t, SourceRange{}, err
 	case "REAL4", "REAL8":
-		return Type{Kind: KindFloat64}, IntRange{}, nil
+		return Type{Kind: KindFloat64}, SourceRange{}, nil
 	case "STRING", "WSTRING", "CLOB", "NCLOB", "TIME":
-		return Type{Kind: KindString}, IntRange{}, nil
+		return Type{Kind: KindString}, SourceRange{}, nil
 	case "BYTES", "BLOB":
-		return Type{Kind: KindBinary}, IntRange{}, nil
+		return Type{Kind: KindBinary}, SourceRange{}, nil
 	case "DATE":
-		return Type{Kind: KindDate}, IntRange{}, nil
+		return Type{Kind: KindDate}, SourceRange{}, nil
 	case "DATETIME":
-		return Type{Kind: KindTimestamp}, IntRange{}, nil
+		return Type{Kind: KindTimestamp}, SourceRange{}, nil
 	case "BOOLEAN":
-		return Type{Kind: KindBoolean}, IntRange{}, nil
+		return Type{Kind: KindBoolean}, SourceRange{}, nil
 	}
 	// A type this exporter does not know yet: its text is always safe.
-	return Type{Kind: KindString}, IntRange{}, nil
+	return Type{Kind: KindString}, SourceRange{}, nil
 }
 
-// IntRange is the range of values of a source integer type narrower than
-// the lake's column (Qlik's INT1-INT4 and UINT1-UINT8): a value outside
-// it cannot have come from that column, so it is refused rather than
-// stored. The zero IntRange bounds nothing (no source type has the range
-// 0 to 0). Max is ignored when MaxUint64 is set (UINT8, kept as
-// decimal(20,0)).
-type IntRange struct {
-	Min, Max  int64
-	MaxUint64 bool
+// SourceRange is what values a source type can hold beyond what its lake
+// type says, so that a value it could not have held is refused rather
+// than stored. For a source integer type narrower than the lake's column
+// (Qlik's INT1-INT4 and UINT1-UINT8) it is Min to Max; Max is ignored when
+// MaxUint64 is set (UINT8, kept as decimal(20,0)). For a NUMERIC kept as
+// text (NumericText) the values must be decimal numbers, and of at most
+// Precision digits, Scale of them after the point (negative: that many
+// zeros before it), when Precision is known (> 0). The zero SourceRange
+// bounds nothing (no source type has the range 0 to 0).
+type SourceRange struct {
+	Min, Max         int64
+	MaxUint64        bool
+	NumericText      bool
+	Precision, Scale int
 }
 
 // Bounded reports whether r bounds anything.
-func (r IntRange) Bounded() bool { return r != IntRange{} }
+func (r SourceRange) Bounded() bool { return r != SourceRange{} }

@@ -100,9 +100,11 @@ func (c *imageConverter) convert(im *cdc.Image, imageName string) error {
 	return nil
 }
 
-// checkRange refuses a converted integer outside its source type's range.
-func checkRange(r arrowschema.IntRange, kind arrowschema.Kind, s *slot) error {
+// checkRange refuses a converted value its source type could not hold.
+func checkRange(r arrowschema.SourceRange, kind arrowschema.Kind, s *slot) error {
 	switch {
+	case kind == arrowschema.KindString && r.NumericText:
+		return checkNumericText(s.bytes, r)
 	case kind == arrowschema.KindInt64 && (s.i64 < r.Min || s.i64 > r.Max):
 		return fmt.Errorf("%d is outside the source type's range %d to %d", s.i64, r.Min, r.Max)
 	case kind == arrowschema.KindDecimal && r.MaxUint64 && s.dec.HighBits() != 0:
@@ -279,12 +281,103 @@ func parseFloat64(text []byte) (float64, error) {
 		}
 		return v, nil
 	}
+	if !decimalNumber(text) {
+		// strconv also takes hexadecimal, digit separators, Inf and NaN,
+		// none of which a number sent as text means.
+		return 0, errors.New("not a decimal number")
+	}
 	return strconv.ParseFloat(unsafeString(text), 64)
+}
+
+// decimalNumber reports whether text is a decimal number: an optional
+// sign, digits with an optional point (at least one digit), an optional
+// exponent.
+func decimalNumber(text []byte) bool {
+	i, n := 0, len(text)
+	if i < n && (text[i] == '-' || text[i] == '+') {
+		i++
+	}
+	digits := 0
+	for ; i < n && text[i]-'0' <= 9; i++ {
+		digits++
+	}
+	if i < n && text[i] == '.' {
+		for i++; i < n && text[i]-'0' <= 9; i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < n && (text[i] == 'e' || text[i] == 'E') {
+		i++
+		if i < n && (text[i] == '-' || text[i] == '+') {
+			i++
+		}
+		exp := i
+		for ; i < n && text[i]-'0' <= 9; i++ {
+		}
+		if i == exp {
+			return false
+		}
+	}
+	return i == n
 }
 
 // exactPow10 are the powers of ten a float64 holds exactly.
 var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// checkNumericText refuses text that is not a decimal number, or one
+// that does not fit the NUMERIC's precision and scale when they are known.
+func checkNumericText(text []byte, r arrowschema.SourceRange) error {
+	if !decimalNumber(text) {
+		return fmt.Errorf("%q is not a decimal number", text)
+	}
+	if r.Precision <= 0 {
+		return nil
+	}
+	// The value is digits × 10^exp, digits without leading or trailing
+	// zeros.
+	var digits []byte
+	exp, i := 0, 0
+	if text[0] == '-' || text[0] == '+' {
+		i++
+	}
+	point := false
+	for ; i < len(text) && text[i] != 'e' && text[i] != 'E'; i++ {
+		switch {
+		case text[i] == '.':
+			point = true
+		case len(digits) > 0 || text[i] != '0':
+			digits = append(digits, text[i])
+			if point {
+				exp--
+			}
+		case point:
+			exp-- // a leading zero after the point
+		}
+	}
+	if i < len(text) {
+		e, err := strconv.Atoi(string(text[i+1:]))
+		if err != nil || e > 1<<20 || e < -(1<<20) {
+			return fmt.Errorf("%q is outside NUMERIC(%d,%d)", text, r.Precision, r.Scale)
+		}
+		exp += e
+	}
+	for len(digits) > 0 && digits[len(digits)-1] == '0' {
+		digits, exp = digits[:len(digits)-1], exp+1
+	}
+	if len(digits) == 0 {
+		return nil // zero
+	}
+	// As an integer count of 10^-scale units it has len+exp+scale digits,
+	// and it must be a whole count.
+	if exp < -r.Scale || len(digits)+exp+r.Scale > r.Precision {
+		return fmt.Errorf("%q is outside NUMERIC(%d,%d)", text, r.Precision, r.Scale)
+	}
+	return nil
+}
 
 // parseInt64 parses integer text exactly. "12.0" and "1.2e1" are accepted
 // because they are integers; "12.5" and values past int64 are not.

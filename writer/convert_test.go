@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -341,6 +342,8 @@ func TestConvertFloat64(t *testing.T) {
 		// past 2^53 a fraction or an exponent is rounded, as any float is
 		{num("C", "9007199254740993.0"), 1 << 53},
 		{num("C", "9007199254740993e0"), 1 << 53},
+		// decimal text in every shape a source may send
+		{str("C", "+1.5"), 1.5}, {str("C", ".5"), 0.5}, {str("C", "5."), 5}, {str("C", "-2.5E+2"), -250}, {str("C", "1e-2"), 0.01},
 	} {
 		s, err := convertOne(t, "float64", c.f)
 		if err != nil || s.f64 != c.want {
@@ -350,7 +353,10 @@ func TestConvertFloat64(t *testing.T) {
 	for _, f := range []cdc.Field{num("C", "1e400"), str("C", "abc"), boolean("C", "false"), str("C", ""),
 		// integers it would round: a bare number column holding big IDs
 		num("C", "9007199254740993"), num("C", "-9007199254740993"), str("C", "1234567890123456789"), str("C", "+9007199254740993"),
-		num("C", "100000000000000000001")} {
+		num("C", "100000000000000000001"),
+		// what strconv also parses, but is not a decimal number
+		str("C", "0x1p4"), str("C", "1_000"), str("C", "1_0.5"), str("C", "Inf"), str("C", "-Infinity"), str("C", "nan"),
+		str("C", "."), str("C", "1e"), str("C", "1e+"), str("C", "--1"), str("C", " 1"), str("C", "1.5 ")} {
 		_, err := convertOne(t, "float64", f)
 		wantMismatch(t, "float64 "+string(f.Value), err)
 	}
@@ -555,14 +561,24 @@ func TestConvertStates(t *testing.T) {
 // FuzzParseInt64 holds parseInt64 to strconv wherever strconv parses.
 // parseFloat64 is strconv.ParseFloat, bit for bit, on every text: its fast
 // path must round as strconv does, and anything else must reach strconv.
+// decimalText is the reference for decimalNumber.
+var decimalText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
 func FuzzParseFloat64(f *testing.F) {
 	for _, s := range []string{"0", "-0", "125.50", "-1e-3", "0.1", "9007199254740993", "9007199254740992.5",
 		"1.", ".5", "-", "", "+1", "1e22", "123456789012345678.9", "0.0000000000000000000001", "00012.3400", "1_0", "Inf", "0x1p3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		want, werr := strconv.ParseFloat(s, 64)
 		got, gerr := parseFloat64([]byte(s))
+		if !decimalText.MatchString(s) {
+			// strconv also takes hexadecimal, digit separators, Inf and NaN
+			if gerr == nil {
+				t.Fatalf("parseFloat64(%q) = %v, want an error: not a decimal number", s, got)
+			}
+			return
+		}
+		want, werr := strconv.ParseFloat(s, 64)
 		if (werr == nil) != (gerr == nil) || math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("parseFloat64(%q) = %v (%x), %v; strconv: %v (%x), %v", s, got, math.Float64bits(got), gerr, want, math.Float64bits(want), werr)
 		}
@@ -662,5 +678,38 @@ func TestQlikIntegersStayInTheirSourceRange(t *testing.T) {
 		{"UINT8", "-1"}, {"UINT8", "18446744073709551616"},
 	} {
 		wantMismatch(t, bad[0]+" "+bad[1], one(bad[0], bad[1]))
+	}
+}
+
+// TestNumericTextIsANumberThatFits: a Qlik NUMERIC kept as text (too wide
+// for Decimal128, or a scale outside 0..p) takes decimal numbers only, and
+// only those its precision and scale can hold.
+func TestNumericTextIsANumberThatFits(t *testing.T) {
+	for _, c := range []struct {
+		native string
+		ok     []string
+		bad    []string
+	}{
+		{"NUMERIC(39,0)", []string{"123456789012345678901234567890123456789", "-1", "+0", "0", "5.000", "1e38", "00012"},
+			[]string{"abc", "", "1.5", "1e39", "1234567890123456789012345678901234567890", "0x10", "1_0", "NaN"}},
+		{"NUMERIC(3,5)", []string{"0.00999", "-0.00001", "0", "0.0010", "9.99e-3"}, []string{"0.1", "0.01", "0.000001", "1"}},
+		{"NUMERIC(5,-2)", []string{"12300", "9999900", "-100", "0", "1.23e4"}, []string{"12345", "10", "0.5", "10000000"}},
+		{"NUMERIC(0,0)", []string{"1.5", "-123456789012345678901234567890123456789012.5"}, []string{"x", "1.2.3"}},
+		{"NUMERIC", []string{"42"}, []string{"forty-two"}},
+	} {
+		typ, r, err := arrowschema.QlikTypeOf(c.native)
+		if err != nil || typ.Kind != arrowschema.KindString || !r.NumericText || !r.Bounded() {
+			t.Fatalf("%s: %v %+v %v, want text checked as a number", c.native, typ, r, err)
+		}
+		for _, v := range c.ok {
+			if err := checkRange(r, typ.Kind, &slot{bytes: []byte(v)}); err != nil {
+				t.Errorf("%s %q: %v", c.native, v, err)
+			}
+		}
+		for _, v := range c.bad {
+			if err := checkRange(r, typ.Kind, &slot{bytes: []byte(v)}); err == nil {
+				t.Errorf("%s %q accepted", c.native, v)
+			}
+		}
 	}
 }
