@@ -143,6 +143,20 @@ func fieldNames(cols []Column, taken map[string]bool) (names []string, clash str
 	return names, clash
 }
 
+// sameNameButCase returns the first two columns whose names are equal
+// but for case, if any.
+func sameNameButCase(cols []Column) (a, b string) {
+	seen := make(map[string]string, len(cols))
+	for _, c := range cols {
+		low := strings.ToLower(c.Name)
+		if first, ok := seen[low]; ok {
+			return first, c.Name
+		}
+		seen[low] = c.Name
+	}
+	return "", ""
+}
+
 // ColumnIndex returns the position of a table column in Columns.
 func (v *Version) ColumnIndex(name string) (int, bool) {
 	i, ok := v.index[name]
@@ -469,6 +483,10 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 		}
 		v.Columns = append(v.Columns, col)
 		v.index[mc.Name] = i
+	}
+	if a, b := sameNameButCase(v.Columns); a != "" && !c.restoring {
+		return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "table %s has columns %q and %q, whose names differ only in case: DuckDB and Spark match column names case-insensitively and would read one for the other; rename one at the source",
+			md.Table, a, b)
 	}
 	var clash string
 	v.fieldNames, clash = fieldNames(v.Columns, reserved)

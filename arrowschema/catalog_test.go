@@ -905,3 +905,42 @@ func TestQlikIntegerWideningOpensAVersion(t *testing.T) {
 		t.Errorf("range after INT4: %+v", r)
 	}
 }
+
+// TestColumnsThatDifferOnlyInCaseAreRefused: DuckDB and Spark match column
+// names case-insensitively, so of columns A and a they would read one for
+// the other (and, across versions, a's values under A). Such metadata is
+// bad_metadata; a checkpoint's catalog holding such a table still
+// restores.
+func TestColumnsThatDifferOnlyInCaseAreRefused(t *testing.T) {
+	md := func(cols ...string) cdc.TableMetadata {
+		m := cdc.TableMetadata{Table: "S.T"}
+		for _, n := range cols {
+			m.Columns = append(m.Columns, cdc.Column{Name: n, Type: "string", Nullable: true})
+		}
+		return m
+	}
+	c := NewCatalog(Options{})
+	if _, err := c.ApplyMetadata(md("ID", "A"), "p1", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cols := range [][]string{{"ID", "A", "a"}, {"Name", "ID", "NAME"}, {"ID", "id"}} {
+		_, err := c.ApplyMetadata(md(cols...), "p2", time.Time{})
+		if re, ok := cdc.AsReject(err); !ok || re.Reason != cdc.ReasonBadMetadata || !strings.Contains(err.Error(), "differ only in case") {
+			t.Errorf("%v: %v, want bad_metadata", cols, err)
+		}
+	}
+	if v := c.Current("S.T"); v.Number != 1 {
+		t.Errorf("a refused metadata changed the version to %d", v.Number)
+	}
+	snap := c.Snapshot()
+	for i := range snap.Tables {
+		snap.Tables[i].Metadata = md("ID", "A", "a")
+	}
+	restored, err := RestoreCatalog(Options{}, snap)
+	if err != nil {
+		t.Fatalf("restoring a catalog with A and a: %v", err)
+	}
+	if v := restored.Current("S.T"); len(v.Columns) != 3 {
+		t.Errorf("restored %d columns, want 3", len(v.Columns))
+	}
+}
