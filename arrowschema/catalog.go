@@ -96,6 +96,9 @@ type Version struct {
 	// Hold is true when DML for this version must wait for the refreshed
 	// metadata because the DDL that opened it was not understood.
 	Hold bool
+	// written is set once DML has been written under a provisional
+	// version (MarkWritten).
+	written bool
 
 	index map[string]int
 	// fieldNames are the columns' names in data files: their own, but
@@ -157,6 +160,13 @@ func sameNameButCase(cols []Column) (a, b string) {
 	return "", ""
 }
 
+// MarkWritten records that DML is being written under v. When refreshed
+// metadata then differs from a provisional v, it opens the next version
+// instead of replacing v under the same number: v's files keep the schema
+// they were written with, and every file of a version must match its
+// _schemas document.
+func (v *Version) MarkWritten() { v.written = true }
+
 // ColumnIndex returns the position of a table column in Columns.
 func (v *Version) ColumnIndex(name string) (int, bool) {
 	i, ok := v.index[name]
@@ -171,8 +181,9 @@ const (
 	// version must be closed.
 	EventOpened EventKind = iota + 1
 	// EventReplaced: the refreshed metadata completed a provisional version
-	// with a different schema; the version number stays, open files of the
-	// provisional schema must be closed.
+	// with a different schema before any DML was written under it; the
+	// version number stays, open files of the provisional schema must be
+	// closed.
 	EventReplaced
 	// EventCompleted: the refreshed metadata confirmed a provisional
 	// version; nothing to close, but the description should be rewritten.
@@ -270,6 +281,11 @@ func (c *Catalog) ApplyMetadata(md cdc.TableMetadata, pos string, ts time.Time) 
 			// Same schema: keep the Version value so open buffers stay open.
 			cur.Provisional, cur.Hold, cur.Metadata = false, false, md
 			return &Event{Kind: EventCompleted, Version: cur}, nil
+		}
+		if cur.written {
+			next.Number, next.OpenedAtPos, next.OpenedAtTS = cur.Number+1, pos, ts
+			st.current = next
+			return &Event{Kind: EventOpened, Version: next, Previous: cur}, nil
 		}
 		next.Number, next.DDL, next.OpenedAtPos, next.OpenedAtTS = cur.Number, cur.DDL, cur.OpenedAtPos, cur.OpenedAtTS
 		st.current = next

@@ -344,6 +344,35 @@ func TestRefreshReplacesDifferentProvisionalVersion(t *testing.T) {
 	}
 }
 
+// TestRefreshAfterWrittenProvisionalVersionOpensTheNext: once DML has been
+// written under a provisional version, a refresh that differs opens the
+// next version: replacing the schema under the same number would leave
+// that version's files with another schema than its _schemas document.
+// The mark survives a checkpoint's snapshot.
+func TestRefreshAfterWrittenProvisionalVersionOpensTheNext(t *testing.T) {
+	md := ordersMD()
+	md.Columns = append(md.Columns, cdc.Column{Name: "CUSTOMER_TIER", Type: "string", Nullable: false})
+	for _, restore := range []bool{false, true} {
+		c := NewCatalog(Options{})
+		mustMetadata(t, c, ordersMD(), "p1")
+		v2 := mustDDL(t, c, "SALES.ORDERS", "ALTER TABLE SALES.ORDERS ADD CUSTOMER_TIER VARCHAR2(20)", "p2").Version
+		v2.MarkWritten()
+		if restore {
+			var err error
+			if c, err = RestoreCatalog(Options{}, c.Snapshot()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ev := mustMetadata(t, c, md, "p3")
+		if ev == nil || ev.Kind != EventOpened || ev.Version.Number != 3 || ev.Version.Provisional || ev.Version.OpenedAtPos != "p3" {
+			t.Fatalf("restored %v: event %+v, want version 3 opened at p3", restore, ev)
+		}
+		if ev.Previous.Number != 2 || len(ev.Previous.Columns) != 4 || !ev.Previous.Columns[3].Nullable {
+			t.Errorf("restored %v: the provisional version changed: %+v", restore, ev.Previous.Columns)
+		}
+	}
+}
+
 func TestDDLNotUnderstoodHolds(t *testing.T) {
 	c := NewCatalog(Options{})
 	mustMetadata(t, c, ordersMD(), "p1")

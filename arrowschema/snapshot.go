@@ -33,6 +33,7 @@ type SnapshotTable struct {
 	OpenedAtTS  time.Time         `json:"opened_at_ts,omitzero"`
 	Provisional bool              `json:"provisional,omitempty"`
 	Hold        bool              `json:"hold,omitempty"`
+	Written     bool              `json:"written,omitempty"`
 	DDLTypes    map[string]string `json:"ddl_types,omitempty"`
 	OpeningDDL  string            `json:"opening_ddl,omitempty"`
 }
@@ -47,7 +48,7 @@ func (c *Catalog) Snapshot() Snapshot {
 		t := SnapshotTable{Table: name, DDLTypes: st.ddlTypes, OpeningDDL: st.openingDDL}
 		if v := st.current; v != nil {
 			t.Metadata, t.Version, t.DDL, t.OpenedAtPos, t.OpenedAtTS = v.Metadata, v.Number, v.DDL, v.OpenedAtPos, v.OpenedAtTS
-			t.Provisional, t.Hold = v.Provisional, v.Hold
+			t.Provisional, t.Hold, t.Written = v.Provisional, v.Hold, v.written
 		}
 		s.Tables = append(s.Tables, t)
 	}
@@ -80,7 +81,7 @@ func RestoreCatalog(opts Options, s Snapshot) (*Catalog, error) {
 		if err != nil {
 			return nil, fmt.Errorf("restore table %s: %w", t.Table, err)
 		}
-		v.Number, v.DDL, v.OpenedAtPos, v.OpenedAtTS, v.Provisional, v.Hold = t.Version, t.DDL, t.OpenedAtPos, t.OpenedAtTS, t.Provisional, t.Hold
+		v.Number, v.DDL, v.OpenedAtPos, v.OpenedAtTS, v.Provisional, v.Hold, v.written = t.Version, t.DDL, t.OpenedAtPos, t.OpenedAtTS, t.Provisional, t.Hold, t.Written
 		st.current = v
 	}
 	return c, nil

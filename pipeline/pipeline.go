@@ -459,6 +459,9 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 			}
 			return err
 		}
+		if v.Provisional {
+			v.MarkWritten()
+		}
 		r.cfg.Observer.RecordAccepted(rec.Table, rec.Op.String())
 		r.sum.PeakBufferedBytes = max(r.sum.PeakBufferedBytes, r.writer.BufferedBytes())
 		if err := r.upload(ctx, files); err != nil {
