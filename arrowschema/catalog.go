@@ -160,11 +160,11 @@ func sameNameButCase(cols []Column) (a, b string) {
 	return "", ""
 }
 
-// MarkWritten records that DML is being written under v. When refreshed
-// metadata then differs from a provisional v, it opens the next version
-// instead of replacing v under the same number: v's files keep the schema
-// they were written with, and every file of a version must match its
-// _schemas document.
+// MarkWritten records that DML came for v's table while v was in force,
+// so may be written under it. When refreshed metadata then differs from a
+// provisional v, it opens the next version instead of replacing v under
+// the same number: v's files keep the schema they were written with, and
+// every file of a version must match its _schemas document.
 func (v *Version) MarkWritten() { v.written = true }
 
 // ColumnIndex returns the position of a table column in Columns.

@@ -421,13 +421,18 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 		}
 		return r.schemaEvent(ctx, ev)
 	case cdc.ClassDML:
+		v := catalog.Current(rec.Table)
+		if v != nil && v.Provisional && !v.Hold {
+			// Marked on every run alike, the row skipped below or not, so
+			// that a replay of the refresh opens the same version.
+			v.MarkWritten()
+		}
 		if ps := r.parts[m.Partition]; ps != nil && m.Offset <= ps.cp.Offset {
 			// durable since an earlier run: metadata above was replayed,
 			// the row change is not written again
 			r.sum.Skipped++
 			return nil
 		}
-		v := catalog.Current(rec.Table)
 		if r.cfg.InferColumns && rec.Format == cdc.FormatQlik && (v == nil || v.Metadata.Inferred) {
 			var err error
 			if v, err = r.infer(ctx, catalog, v, rec, m); err != nil {
@@ -458,9 +463,6 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 				return r.reject(m, rec.Table, rej)
 			}
 			return err
-		}
-		if v.Provisional {
-			v.MarkWritten()
 		}
 		r.cfg.Observer.RecordAccepted(rec.Table, rec.Op.String())
 		r.sum.PeakBufferedBytes = max(r.sum.PeakBufferedBytes, r.writer.BufferedBytes())

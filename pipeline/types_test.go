@@ -1,6 +1,8 @@
 package pipeline_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,5 +85,65 @@ func TestColumnsNamedLikeFolderKeysAreNotShadowed(t *testing.T) {
 	}
 	if sum.RejectedBy["bad_metadata"] != 1 || sum.RejectedBy["no_metadata"] != 1 {
 		t.Errorf("rejects %v: want S.C's metadata refused (DT and dt_) and its row without metadata", sum.RejectedBy)
+	}
+}
+
+// TestRefreshUnlikeTheDDLOpensTheNextVersion: DML written under the
+// columns a DDL statement gave (X int64 from NUMBER(10)) keeps its
+// version when the refreshed metadata says otherwise (X decimal(38,2));
+// the refresh opens the next version, so each version's files match its
+// _schemas document. A rerun over the grown input rebuilds the same
+// versions and writes only the new row.
+func TestRefreshUnlikeTheDDLOpensTheNextVersion(t *testing.T) {
+	schema := func(x string) string {
+		return `{"$schema":"http://json-schema.org/draft-04/schema#","id":"S.R","type":"object","definitions":{"row":{"type":"object","properties":{"ID":{"type":"integer"}` + x +
+			`}}},"properties":{"after":{"$ref":"#/definitions/row"},"before":{"$ref":"#/definitions/row"}}}`
+	}
+	lines := []string{
+		schema(""),
+		`{"op_type":"OBJECT_METADATA","qual_table":"S.R","columns":{"ID":{"type":"number","null":false,"key":true}}}`,
+		`{"op_type":"DDL","op_ts":"2026-07-13T04:00:02Z","xid":"x","pos":"d2","ddl":{"object":{"catalog":"","schema":"S","object":"R"},"statement":"ALTER TABLE S.R ADD X NUMBER(10)"}}`,
+		`{"qual_table":"S.R","op_type":"INSERT","op_ts":"2026-07-13T04:00:03Z","xid":"x","pos":"p3","after":{"ID":2,"X":7}}`,
+		schema(`,"X":{"type":["number","null"],"multipleOf":0.01}`),
+		`{"op_type":"OBJECT_METADATA","qual_table":"S.R","columns":{"ID":{"type":"number","null":false,"key":true},"X":{"type":"number","null":true,"key":false}}}`,
+		`{"qual_table":"S.R","op_type":"INSERT","op_ts":"2026-07-13T04:00:04Z","xid":"x","pos":"p4","after":{"ID":3,"X":7.25}}`,
+	}
+	in := t.TempDir()
+	p := writeFile(t, in, "ddl.jsonl", strings.Join(lines, "\n")+"\n")
+	dir := t.TempDir()
+	if _, err := export(t, dir, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	lines = append(lines, `{"qual_table":"S.R","op_type":"INSERT","op_ts":"2026-07-13T04:00:05Z","xid":"x","pos":"p5","after":{"ID":4,"X":1.5}}`)
+	writeFile(t, in, "ddl.jsonl", strings.Join(lines, "\n")+"\n")
+	if _, err := export(t, dir, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	db := openDuck(t)
+	rows := query(t, db, `SELECT ID, X::VARCHAR, schema_version FROM `+lakeGlob(dir, "S.R")+` ORDER BY ID`)
+	equalLines(t, "rows", rowStrings(rows), []string{"2|7.00|2", "3|7.25|3", "4|1.50|3"})
+	// Each file's X has the type its version's document gives.
+	files := query(t, db, `SELECT DISTINCT file_name, regexp_extract(file_name, 'schema_version=(\d+)', 1), logical_type IS NOT NULL AND logical_type LIKE '%Decimal%' FROM parquet_schema('`+dir+`/S.R/*/*/*.parquet') WHERE name = 'X' ORDER BY 2`)
+	var perFile []string
+	for _, f := range files {
+		perFile = append(perFile, fmt.Sprintf("%v|%v", f[1], f[2]))
+	}
+	equalLines(t, "X in the files", perFile, []string{"2|false", "3|true", "3|true"})
+	for version, want := range map[int]string{2: `"int64"`, 3: `"decimal(38, 2)"`} {
+		doc, err := os.ReadFile(filepath.Join(dir, "_schemas", "S.R", fmt.Sprintf("v%d.json", version)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Schema []struct{ Name, Type string } `json:"arrow_schema"`
+		}
+		if err := json.Unmarshal(doc, &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range d.Schema {
+			if f.Name == "X" && `"`+f.Type+`"` != want {
+				t.Errorf("v%d.json: X is %s, want %s", version, f.Type, want)
+			}
+		}
 	}
 }
