@@ -943,8 +943,20 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 // their files, read to the end when the source ends.
 type filePartitioner interface{ FilePartitions() []string }
 
+// incompleteReporter is implemented by file sources: the records their
+// files ended in, still being written, left for the next run.
+type incompleteReporter interface {
+	IncompleteRecords() []source.IncompleteRecord
+}
+
 // finish is the last commit of a run.
 func (r *runner) finish(ctx context.Context) error {
+	if ir, ok := r.cfg.Source.(incompleteReporter); ok {
+		for _, rec := range ir.IncompleteRecords() {
+			r.log.Warn("input file ends inside a record (no line ending, brackets left open), most likely one still being written: it is left for the next run, which reads it once it is complete",
+				"file", rec.File, "line", rec.Line, "bytes", rec.Bytes)
+		}
+	}
 	if fp, ok := r.cfg.Source.(filePartitioner); ok && r.sawEOF && !r.perPartition {
 		for _, name := range fp.FilePartitions() {
 			// A file emptied since the last run has no records to bring

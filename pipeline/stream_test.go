@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
@@ -413,5 +414,48 @@ func TestHeldDMLOutlastsTheIntervalCommit(t *testing.T) {
 	}
 	if sum.Rejected != 0 || sum.RowsByTable["S.U"] != 1 || sum.RowsByTable["S.T"] != 3000 {
 		t.Errorf("rejected %v, rows %v: want S.U's waiting row written once its metadata came", sum.RejectedBy, sum.RowsByTable)
+	}
+}
+
+// TestRecordBeingAppendedIsReadWhenComplete: a file that ends inside a
+// record (no line ending, brackets open) is most likely being appended
+// to. That record is left unread, with a warning, so that the next run
+// reads it whole: dead-lettered as malformed, it would have been skipped
+// as already read once complete, and lost. A final record that is
+// complete is read without its line ending; on stdin, which cannot be
+// read again, a cut record is a dead letter.
+func TestRecordBeingAppendedIsReadWhenComplete(t *testing.T) {
+	in := t.TempDir()
+	third := dml("3", `,"NAME":"x"`)
+	p := writeFile(t, in, "in.jsonl", strings.Join([]string{ordersMeta, dml("1", ""), dml("2", ""), third[:40]}, "\n"))
+	dir := t.TempDir()
+	var logs strings.Builder
+	sum, err := export(t, dir, func(c *pipeline.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) }, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rejected != 0 || sum.RowsByTable["S.T"] != 2 || !strings.Contains(logs.String(), "ends inside a record") || !strings.Contains(logs.String(), "line=4") {
+		t.Fatalf("first run: %d rejected, rows %v, logs:\n%s", sum.Rejected, sum.RowsByTable, logs.String())
+	}
+	writeFile(t, in, "in.jsonl", strings.Join([]string{ordersMeta, dml("1", ""), dml("2", ""), third, dml("4", "")}, "\n"))
+	if sum, err = export(t, dir, nil, p); err != nil || sum.Rejected != 0 || sum.RowsByTable["S.T"] != 2 {
+		t.Fatalf("second run: %+v %v, want records 3 and 4 written", sum, err)
+	}
+	rows := query(t, openDuck(t), `SELECT ID, NAME FROM `+lakeGlob(dir, "S.T")+` ORDER BY ID`)
+	equalLines(t, "rows", rowStrings(rows), []string{"1|NULL", "2|NULL", "3|x", "4|NULL"})
+	if n := len(readDLQ(t, dir)); n != 0 {
+		t.Errorf("%d dead letters, want none", n)
+	}
+
+	dir = t.TempDir()
+	sum, err = export(t, dir, func(c *pipeline.Config) {
+		src, err := source.NewFiles([]string{"-"}, 1<<20, strings.NewReader(ordersMeta+"\n"+third[:40]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Source = src
+	}, p)
+	if err != nil || sum.RejectedBy[cdc.ReasonMalformedJSON] != 1 {
+		t.Errorf("stdin: %+v %v, want the cut record dead-lettered", sum, err)
 	}
 }

@@ -36,10 +36,11 @@ type Files struct {
 	// reading of stdin is a stream of its own.
 	stdinName string
 
-	i     int
-	cur   *fileReader
-	done  atomic.Int64 // bytes of input consumed, for progress
-	total int64
+	i          int
+	cur        *fileReader
+	done       atomic.Int64 // bytes of input consumed, for progress
+	total      int64
+	incomplete []IncompleteRecord
 }
 
 // NewNamedStdin returns a source over stdin whose stream keeps one name
@@ -90,6 +91,10 @@ func NewFiles(paths []string, maxRecordBytes int, stdin io.Reader) (*Files, erro
 // input files (stdin counts as unknown size).
 func (f *Files) Progress() (done, total int64) { return f.done.Load(), f.total }
 
+// IncompleteRecords lists the records that input files read to their end
+// ended in, left for the next run.
+func (f *Files) IncompleteRecords() []IncompleteRecord { return f.incomplete }
+
 // FilePartitions lists the partitions of the input files, stdin left out:
 // what the source reads when it runs to its end, records or not.
 func (f *Files) FilePartitions() []string {
@@ -119,6 +124,9 @@ func (f *Files) Next(ctx context.Context) (*Message, error) {
 		}
 		m, err := f.cur.next()
 		if err == io.EOF {
+			if f.cur.incomplete != nil {
+				f.incomplete = append(f.incomplete, *f.cur.incomplete)
+			}
 			f.cur.close()
 			f.cur = nil
 			f.i++
@@ -171,7 +179,7 @@ func (f *Files) open(path string) (*fileReader, error) {
 		// record, which would otherwise be rejected as malformed JSON.
 		r.Discard(len(utf8BOM))
 	}
-	return &fileReader{name: name, partition: part, r: r, closer: closer, max: f.maxBytes}, nil
+	return &fileReader{name: name, partition: part, r: r, closer: closer, max: f.maxBytes, stdin: path == "-"}, nil
 }
 
 const utf8BOM = "\xef\xbb\xbf"
@@ -211,6 +219,19 @@ type fileReader struct {
 	msg       Message
 	eof       bool
 	positions []byte
+	stdin     bool // cannot be read again: an incomplete record is final
+	// incomplete is the record the file ended in, left unread.
+	incomplete *IncompleteRecord
+}
+
+// IncompleteRecord is a record an input file ended in, with no line ending
+// and brackets still open: most likely one being appended. It is not
+// read, so the file's checkpoint stays before it and the next run reads
+// it, complete.
+type IncompleteRecord struct {
+	File  string
+	Line  int64
+	Bytes int64
 }
 
 const (
@@ -226,8 +247,9 @@ func (r *fileReader) close() {
 
 // readLine returns the next line without its line ending, and the line's
 // size (without the ending too); of a line longer than max only the first
-// max+1 bytes or more are kept.
-func (r *fileReader) readLine() (line []byte, size int64, err error) {
+// max+1 bytes or more are kept. open says the input ended in the line,
+// with no line ending.
+func (r *fileReader) readLine() (line []byte, size int64, open bool, err error) {
 	r.buf = r.buf[:0]
 	whole := true // r.buf holds all of the line
 	for {
@@ -245,10 +267,10 @@ func (r *fileReader) readLine() (line []byte, size int64, err error) {
 			continue
 		}
 		if err == io.EOF && size == 0 {
-			return nil, 0, io.EOF
+			return nil, 0, false, io.EOF
 		}
 		if err != nil && err != io.EOF {
-			return nil, 0, fmt.Errorf("read %s: %w", r.name, err)
+			return nil, 0, false, fmt.Errorf("read %s: %w", r.name, err)
 		}
 		r.line++
 		b := bytes.TrimRight(r.buf, "\r\n")
@@ -256,13 +278,13 @@ func (r *fileReader) readLine() (line []byte, size int64, err error) {
 			// exact even when a CRLF was split between two reads
 			size = int64(len(b))
 		}
-		return b, size, nil
+		return b, size, err == io.EOF, nil
 	}
 }
 
 func (r *fileReader) next() (*Message, error) {
 	for {
-		line, size, err := r.readLine()
+		line, size, open, err := r.readLine()
 		if err != nil {
 			return nil, err
 		}
@@ -280,7 +302,7 @@ func (r *fileReader) next() (*Message, error) {
 			rec := append([]byte(nil), line...)
 			d := depth(line)
 			for d > 0 && int64(len(rec)) <= int64(r.max) {
-				more, n, err := r.readLine()
+				more, n, moreOpen, err := r.readLine()
 				if err == io.EOF {
 					break
 				}
@@ -289,9 +311,16 @@ func (r *fileReader) next() (*Message, error) {
 				}
 				size += 1 + n // the record as joined here, with one newline per line break
 				rec = append(append(rec, '\n'), more...)
-				d = depth(rec)
+				d, open = depth(rec), moreOpen
 			}
 			line = rec
+		}
+		if open && !r.stdin && int64(len(line)) <= int64(r.max) && depth(line) > 0 {
+			// The file ends inside a record that is still being written:
+			// dead-lettered now, it would be skipped as already read once
+			// it is complete. It is left for the next run.
+			r.incomplete = &IncompleteRecord{File: r.name, Line: start, Bytes: size}
+			return nil, io.EOF
 		}
 		r.msg = Message{Value: line, Partition: r.partition, Offset: start, Origin: r.name, Sep: ':', Size: size, Lag: -1}
 		if size > int64(r.max) {
