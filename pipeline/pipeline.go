@@ -711,11 +711,21 @@ func (r *runner) periodic(ctx context.Context, now time.Time) error {
 			}
 		}
 	}
+	since := now.Sub(r.lastCommit)
+	holdOver := r.heldN == 0 || since >= r.writer.MaxAge()+r.cfg.HoldMaxAge
 	if oldest, ok := r.writer.Oldest(); ok && now.Sub(oldest) >= r.writer.MaxAge() {
-		return r.commit(ctx, "age")
+		if holdOver {
+			return r.commit(ctx, "age")
+		}
+		// DML waits for metadata: the files due are written, and the
+		// round, which would release it, waits as the interval round does.
+		files, err := r.writer.FlushDue()
+		if err != nil {
+			return err
+		}
+		return r.upload(ctx, files)
 	}
-	if since := now.Sub(r.lastCommit); since >= r.writer.MaxAge() && r.readPastCheckpoint() &&
-		(r.heldN == 0 || since >= r.writer.MaxAge()+r.cfg.HoldMaxAge) {
+	if since >= r.writer.MaxAge() && r.readPastCheckpoint() && holdOver {
 		// Under steady load files roll by rows or bytes before any buffer
 		// is MaxAge old, so the age rule alone never checkpointed (nor
 		// acknowledged Kafka) until shutdown, and a crash re-read all of it.

@@ -394,7 +394,8 @@ func TestSteadyLoadIsCheckpointedAsItGoes(t *testing.T) {
 
 // TestHeldDMLOutlastsTheIntervalCommit: DML that waits for its table's
 // metadata keeps waiting (within the hold limits) while the commit
-// rounds of a steady load fall due: a round would release it early,
+// rounds of a steady load fall due, by interval (files roll by rows) or
+// by age (files roll by --file-max-age): a round would release it early,
 // rejecting it as no_metadata.
 func TestHeldDMLOutlastsTheIntervalCommit(t *testing.T) {
 	if testing.Short() {
@@ -407,13 +408,19 @@ func TestHeldDMLOutlastsTheIntervalCommit(t *testing.T) {
 	}
 	lines = append(lines, strings.Replace(ordersMeta, `"S.T"`, `"S.U"`, 1))
 	p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join(lines, "\n")+"\n")
-	dir := t.TempDir()
-	sum, err := export(t, dir, steadyLoad, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Rejected != 0 || sum.RowsByTable["S.U"] != 1 || sum.RowsByTable["S.T"] != 3000 {
-		t.Errorf("rejected %v, rows %v: want S.U's waiting row written once its metadata came", sum.RejectedBy, sum.RowsByTable)
+	for _, byAge := range []bool{false, true} {
+		sum, err := export(t, t.TempDir(), func(c *pipeline.Config) {
+			steadyLoad(c)
+			if byAge {
+				c.Writer.MaxRows = 1 << 20
+			}
+		}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Rejected != 0 || sum.RowsByTable["S.U"] != 1 || sum.RowsByTable["S.T"] != 3000 {
+			t.Errorf("by age %v: rejected %v, rows %v: want S.U's waiting row written once its metadata came", byAge, sum.RejectedBy, sum.RowsByTable)
+		}
 	}
 }
 
