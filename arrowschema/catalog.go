@@ -161,10 +161,11 @@ func sameNameButCase(cols []Column) (a, b string) {
 }
 
 // MarkWritten records that DML came for v's table while v was in force,
-// so may be written under it. When refreshed metadata then differs from a
-// provisional v, it opens the next version instead of replacing v under
-// the same number: v's files keep the schema they were written with, and
-// every file of a version must match its _schemas document.
+// so may be written under it. When refreshed metadata then gives a
+// provisional v other columns or types, it opens the next version instead
+// of replacing v under the same number: v's files keep the schema they
+// were written with, and every file of a version must match its _schemas
+// document.
 func (v *Version) MarkWritten() { v.written = true }
 
 // ColumnIndex returns the position of a table column in Columns.
@@ -282,7 +283,10 @@ func (c *Catalog) ApplyMetadata(md cdc.TableMetadata, pos string, ts time.Time) 
 			cur.Provisional, cur.Hold, cur.Metadata = false, false, md
 			return &Event{Kind: EventCompleted, Version: cur}, nil
 		}
-		if cur.written {
+		if cur.written && !sameTypes(cur.Columns, next.Columns) {
+			// Files were written with other columns or types than the
+			// refresh says: under the same number they would not match its
+			// _schemas document. Nullability and keys differ harmlessly.
 			next.Number, next.OpenedAtPos, next.OpenedAtTS = cur.Number+1, pos, ts
 			st.current = next
 			return &Event{Kind: EventOpened, Version: next, Previous: cur}, nil
@@ -574,6 +578,20 @@ func (c *Catalog) arrowSchema(v *Version) *arrow.Schema {
 	}
 	meta := arrow.NewMetadata([]string{"table"}, []string{v.Table})
 	return arrow.NewSchema(fields, &meta)
+}
+
+// sameTypes reports whether a and b have the same columns with the same
+// types (and source ranges), whatever their nullability and keys.
+func sameTypes(a, b []Column) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Type != b[i].Type || a[i].Range != b[i].Range {
+			return false
+		}
+	}
+	return true
 }
 
 func sameColumns(a, b []Column) bool {

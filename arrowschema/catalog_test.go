@@ -352,6 +352,8 @@ func TestRefreshReplacesDifferentProvisionalVersion(t *testing.T) {
 func TestRefreshAfterWrittenProvisionalVersionOpensTheNext(t *testing.T) {
 	md := ordersMD()
 	md.Columns = append(md.Columns, cdc.Column{Name: "CUSTOMER_TIER", Type: "string", Nullable: false})
+	wider := ordersMD()
+	wider.Columns = append(wider.Columns, cdc.Column{Name: "CUSTOMER_TIER", Type: "string", Nullable: true}, cdc.Column{Name: "EXTRA", Type: "boolean", Nullable: true})
 	for _, restore := range []bool{false, true} {
 		c := NewCatalog(Options{})
 		mustMetadata(t, c, ordersMD(), "p1")
@@ -363,13 +365,21 @@ func TestRefreshAfterWrittenProvisionalVersionOpensTheNext(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		ev := mustMetadata(t, c, md, "p3")
+		ev := mustMetadata(t, c, wider, "p3")
 		if ev == nil || ev.Kind != EventOpened || ev.Version.Number != 3 || ev.Version.Provisional || ev.Version.OpenedAtPos != "p3" {
 			t.Fatalf("restored %v: event %+v, want version 3 opened at p3", restore, ev)
 		}
 		if ev.Previous.Number != 2 || len(ev.Previous.Columns) != 4 || !ev.Previous.Columns[3].Nullable {
 			t.Errorf("restored %v: the provisional version changed: %+v", restore, ev.Previous.Columns)
 		}
+	}
+	// A refresh that differs from it only in nullability completes it
+	// under its number: its files read the same.
+	c := NewCatalog(Options{})
+	mustMetadata(t, c, ordersMD(), "p1")
+	mustDDL(t, c, "SALES.ORDERS", "ALTER TABLE SALES.ORDERS ADD CUSTOMER_TIER VARCHAR2(20)", "p2").Version.MarkWritten()
+	if ev := mustMetadata(t, c, md, "p3"); ev == nil || ev.Kind != EventReplaced || ev.Version.Number != 2 {
+		t.Errorf("a refresh differing in nullability: %+v, want version 2 replaced", ev)
 	}
 }
 
