@@ -286,7 +286,8 @@ func (c *Catalog) ApplyMetadata(md cdc.TableMetadata, pos string, ts time.Time) 
 		if cur.written && !sameTypes(cur.Columns, next.Columns) {
 			// Files were written with other columns or types than the
 			// refresh says: under the same number they would not match its
-			// _schemas document. Nullability and keys differ harmlessly.
+			// _schemas document. Order, nullability and keys differ
+			// harmlessly.
 			next.Number, next.OpenedAtPos, next.OpenedAtTS = cur.Number+1, pos, ts
 			st.current = next
 			return &Event{Kind: EventOpened, Version: next, Previous: cur}, nil
@@ -581,13 +582,19 @@ func (c *Catalog) arrowSchema(v *Version) *arrow.Schema {
 }
 
 // sameTypes reports whether a and b have the same columns with the same
-// types (and source ranges), whatever their nullability and keys.
+// types (and source ranges), whatever their order, nullability and keys:
+// readers match a version's files by column name.
 func sameTypes(a, b []Column) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	byName := make(map[string]*Column, len(a))
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Type != b[i].Type || a[i].Range != b[i].Range {
+		byName[a[i].Name] = &a[i]
+	}
+	for _, c := range b {
+		o := byName[c.Name]
+		if o == nil || o.Type != c.Type || o.Range != c.Range {
 			return false
 		}
 	}

@@ -8,9 +8,12 @@
 //     partition's checkpoint is written with a conditional write that
 //     fences any other instance still writing it; only then is the source
 //     acknowledged;
-//  4. on start (or when a partition is assigned), Recover deletes every
-//     file an intent names past the checkpoint: those records are read
-//     again and the files written again.
+//  4. on start (or when a partition is assigned), the instance claims the
+//     partition (Claim: the checkpoint written again under its name, so
+//     that the previous owner, if it still runs, is fenced at its next
+//     write), then Recover deletes every file an intent names that the
+//     checkpoint does not cover: those records are read again and the
+//     files written again.
 //
 // Because a checkpoint is only written when nothing of its partition is
 // buffered, "durable up to offset N" covers every table, version and date
@@ -64,7 +67,9 @@ type Checkpoint struct {
 	// that do not replay from their beginning.
 	Catalog   json.RawMessage `json:"catalog,omitempty"`
 	WrittenAt time.Time       `json:"written_at"`
-	Owner     string          `json:"owner,omitempty"`
+	// Owner names the run that wrote it (Claim); its intents are the ones
+	// the checkpoint can cover.
+	Owner string `json:"owner,omitempty"`
 }
 
 // Handle is a loaded checkpoint and the ETag that fences the next write.
@@ -146,12 +151,24 @@ func (h *Handle) Save(ctx context.Context, s Store, now time.Time) error {
 	return nil
 }
 
+// Claim takes the partition for the run owner: the checkpoint is written
+// again, unchanged but for its owner, so that an instance that still
+// believes it owns the partition is fenced at its next write (ErrFenced
+// here means another one wrote it first). Recover must be given the
+// checkpoint as it was before the claim.
+func (h *Handle) Claim(ctx context.Context, s Store, owner string, now time.Time) error {
+	h.Owner = owner
+	return h.Save(ctx, s, now)
+}
+
 // intent is the content of an intent object: the data files about to be
-// uploaded (Key for one, Keys for a batch; readers accept both).
+// uploaded (Key for one, Keys for a batch; readers accept both), and the
+// run that wrote it.
 type intent struct {
 	Key         string   `json:"key,omitempty"`
 	Keys        []string `json:"keys,omitempty"`
 	FirstOffset int64    `json:"first_offset"`
+	Owner       string   `json:"owner,omitempty"`
 }
 
 // IntentKey is where the intent for a data file of partition goes.
@@ -166,12 +183,12 @@ func IntentKey(partition string, firstOffset int64, dataKey string) string {
 // (hundreds when a memory budget flushes many tables at once) saves a
 // write per file; recovery deletes them all, which is right because files
 // never span a checkpoint: a commit flushes every buffer first.
-func WriteIntent(ctx context.Context, s Store, partition string, firstOffset int64, dataKeys []string) (string, error) {
+func WriteIntent(ctx context.Context, s Store, partition string, firstOffset int64, dataKeys []string, owner string) (string, error) {
 	if len(dataKeys) == 0 {
 		return "", fmt.Errorf("write intent for %s: no data files", partition)
 	}
 	key := IntentKey(partition, firstOffset, dataKeys[0])
-	in := intent{FirstOffset: firstOffset}
+	in := intent{FirstOffset: firstOffset, Owner: owner}
 	if len(dataKeys) == 1 {
 		in.Key = dataKeys[0]
 	} else {
@@ -184,11 +201,14 @@ func WriteIntent(ctx context.Context, s Store, partition string, firstOffset int
 	return key, nil
 }
 
-// Recover makes storage agree with the checkpoint of a partition: a data
-// file an intent names past the checkpoint holds records that will be read
-// again, so it is deleted (whole or not: a PUT is atomic); intents at or
-// before the checkpoint are settled and removed. It returns the number of
-// files deleted.
+// Recover makes storage agree with the checkpoint c of a partition, as it
+// was before this run's claim. An intent of the run that wrote c, at or
+// before its offset, was committed by it: the intent is settled (removed),
+// its files kept. The files of every other intent hold records that will
+// be read again, so they are deleted (whole or not: a PUT is atomic):
+// past the offset, or written by a run that no longer owned the partition,
+// and can no longer commit since the claim fenced it. It returns the
+// number of files deleted.
 func Recover(ctx context.Context, s Store, c Checkpoint) (int, error) {
 	keys, err := s.List(ctx, intentPrefix(c.Partition))
 	if err != nil {
@@ -196,19 +216,21 @@ func Recover(ctx context.Context, s Store, c Checkpoint) (int, error) {
 	}
 	deleted := 0
 	for _, k := range keys {
-		first, err := strconv.ParseInt(strings.SplitN(k[len(intentPrefix(c.Partition)):], "-", 2)[0], 10, 64)
-		if err != nil {
+		if _, err := strconv.ParseInt(strings.SplitN(k[len(intentPrefix(c.Partition)):], "-", 2)[0], 10, 64); err != nil {
 			continue // not ours
 		}
-		if first > c.Offset {
-			data, err := s.Get(ctx, k)
-			if err != nil {
-				return deleted, fmt.Errorf("read intent %s: %w", k, err)
-			}
-			var in intent
-			if err := json.Unmarshal(data, &in); err != nil || (in.Key == "" && len(in.Keys) == 0) {
-				return deleted, fmt.Errorf("intent %s is corrupt: delete it and the files it names", k)
-			}
+		data, err := s.Get(ctx, k)
+		if errors.Is(err, store.ErrNotExist) {
+			continue // settled meanwhile
+		}
+		if err != nil {
+			return deleted, fmt.Errorf("read intent %s: %w", k, err)
+		}
+		var in intent
+		if err := json.Unmarshal(data, &in); err != nil || (in.Key == "" && len(in.Keys) == 0) {
+			return deleted, fmt.Errorf("intent %s is corrupt: delete it and the files it names", k)
+		}
+		if in.FirstOffset > c.Offset || in.Owner != c.Owner {
 			if in.Key != "" {
 				in.Keys = append(in.Keys, in.Key)
 			}

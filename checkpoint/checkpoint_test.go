@@ -82,13 +82,13 @@ func TestRecoverDeletesFilesPastTheCheckpoint(t *testing.T) {
 		"T/schema_version=1/dt=x/part-p-00000000000000000011.parquet": 11,
 		"U/schema_version=2/dt=x/part-p-00000000000000000012.parquet": 12}
 	for k, first := range files {
-		if _, err := WriteIntent(ctx, st, "p", first, []string{k}); err != nil {
+		if _, err := WriteIntent(ctx, st, "p", first, []string{k}, ""); err != nil {
 			t.Fatal(err)
 		}
 		st.Put(ctx, k, []byte("data"))
 	}
 	// an intent whose upload never happened
-	WriteIntent(ctx, st, "p", 13, []string{"T/schema_version=1/dt=x/part-p-00000000000000000013.parquet"})
+	WriteIntent(ctx, st, "p", 13, []string{"T/schema_version=1/dt=x/part-p-00000000000000000013.parquet"}, "")
 	n, err := Recover(ctx, st, Checkpoint{Partition: "p", Offset: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -154,11 +154,11 @@ func TestRecoverDeletesEveryFileOfABatchIntent(t *testing.T) {
 	batch := []string{"T/schema_version=1/dt=x/part-p-00000000000000000021.parquet",
 		"U/schema_version=1/dt=x/part-p-00000000000000000022.parquet",
 		"V/schema_version=1/dt=x/part-p-00000000000000000025.parquet"}
-	if _, err := WriteIntent(ctx, st, "p", 3, []string{kept}); err != nil {
+	if _, err := WriteIntent(ctx, st, "p", 3, []string{kept}, ""); err != nil {
 		t.Fatal(err)
 	}
 	st.Put(ctx, kept, []byte("data"))
-	if _, err := WriteIntent(ctx, st, "p", 21, batch); err != nil {
+	if _, err := WriteIntent(ctx, st, "p", 21, batch, ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range batch[:2] { // the third upload never happened
@@ -175,7 +175,72 @@ func TestRecoverDeletesEveryFileOfABatchIntent(t *testing.T) {
 	if strings.Join(keys, ",") != kept {
 		t.Errorf("left: %v", keys)
 	}
-	if _, err := WriteIntent(ctx, st, "p", 30, nil); err == nil {
+	if _, err := WriteIntent(ctx, st, "p", 30, nil, ""); err == nil {
 		t.Error("an intent for no files was written")
+	}
+}
+
+// TestClaimFencesThePreviousOwnerAndRecoverJudgesByIt: a new run claims
+// the partition before it recovers, so the run that owned it fails its
+// next checkpoint. Recovery keeps what the checkpoint's own run committed
+// (its intents at or below the offset, not settled before it stopped) and
+// deletes everything else: that run's files past the offset, and files of
+// any other run, whatever their offsets, which no checkpoint covers.
+func TestClaimFencesThePreviousOwnerAndRecoverJudgesByIt(t *testing.T) {
+	st, _ := store.NewLocal(t.TempDir())
+	ctx := context.Background()
+	old, _ := Load(ctx, st, "p")
+	if err := old.Claim(ctx, st, "runA", time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	old.Offset = 20
+	if err := old.Save(ctx, st, time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	file := func(name string) string {
+		k := "T/schema_version=1/dt=x/" + name + ".parquet"
+		st.Put(ctx, k, []byte("x"))
+		return k
+	}
+	committed, past, stale := file("a-committed"), file("a-past"), file("z-stale")
+	WriteIntent(ctx, st, "p", 11, []string{committed}, "runA")
+	WriteIntent(ctx, st, "p", 21, []string{past}, "runA")
+	WriteIntent(ctx, st, "p", 5, []string{stale}, "runZ") // a fenced run's upload, below the offset
+
+	h, err := Load(ctx, st, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := h.Checkpoint
+	if err := h.Claim(ctx, st, "runB", time.Unix(2, 0)); err != nil {
+		t.Fatal(err)
+	}
+	old.Offset = 30
+	if err := old.Save(ctx, st, time.Unix(3, 0)); !errors.Is(err, ErrFenced) {
+		t.Errorf("the previous owner saved after the claim: %v", err)
+	}
+	n, err := Recover(ctx, st, loaded)
+	if err != nil || n != 2 {
+		t.Fatalf("recover: %d files deleted, %v; want 2", n, err)
+	}
+	for k, want := range map[string]bool{committed: true, past: false, stale: false} {
+		if _, err := st.Get(ctx, k); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", k, err == nil, want)
+		}
+	}
+	if left, _ := st.List(ctx, intentPrefix("p")); len(left) != 0 {
+		t.Errorf("intents left: %v", left)
+	}
+	if again, _ := Load(ctx, st, "p"); again.Owner != "runB" || again.Offset != 20 {
+		t.Errorf("after the claim: owner %q offset %d", again.Owner, again.Offset)
+	}
+	// Two runs starting on a partition with no checkpoint: one claims it.
+	a, _ := Load(ctx, st, "q")
+	b, _ := Load(ctx, st, "q")
+	if err := a.Claim(ctx, st, "runA", time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Claim(ctx, st, "runB", time.Unix(0, 0)); !errors.Is(err, ErrFenced) {
+		t.Errorf("a second claim of a new partition: %v, want ErrFenced", err)
 	}
 }

@@ -120,11 +120,17 @@ func DataDir(tableSeg string, version int, timePart string) string {
 	return tableSeg + "/schema_version=" + strconv.Itoa(version) + "/" + timePart
 }
 
-// DataFileName names a data file by the source range it starts at, so that
-// a file written again for the same range replaces itself instead of
-// adding a duplicate.
-func DataFileName(sourcePartition string, firstOffset int64) string {
-	return fmt.Sprintf("part-%s-%020d.parquet", sourcePartition, firstOffset)
+// DataFileName names a data file by the source range it starts at and
+// the run that wrote it (empty: none). Names sort by first offset. The run
+// keeps an instance that lost its partition to another (a stalled Kafka
+// consumer, a second run over the same file) from replacing the other's
+// files with its own rows for the same range: its files are left over
+// beside them, named by an intent that the partition's next owner clears.
+func DataFileName(sourcePartition string, firstOffset int64, run string) string {
+	if run == "" {
+		return fmt.Sprintf("part-%s-%020d.parquet", sourcePartition, firstOffset)
+	}
+	return fmt.Sprintf("part-%s-%020d-%s.parquet", sourcePartition, firstOffset, run)
 }
 
 // SchemaKey is where a version's description goes.

@@ -306,13 +306,13 @@ func TestDataDir(t *testing.T) {
 }
 
 func TestDataFileName(t *testing.T) {
-	if got, want := partition.DataFileName("0", 42), "part-0-00000000000000000042.parquet"; got != want {
+	if got, want := partition.DataFileName("0", 42, ""), "part-0-00000000000000000042.parquet"; got != want {
 		t.Errorf("DataFileName = %q, want %q", got, want)
 	}
-	if got, want := partition.DataFileName("orders-3", 0), "part-orders-3-00000000000000000000.parquet"; got != want {
+	if got, want := partition.DataFileName("orders-3", 0, ""), "part-orders-3-00000000000000000000.parquet"; got != want {
 		t.Errorf("DataFileName = %q, want %q", got, want)
 	}
-	if got, want := partition.DataFileName("7", math.MaxInt64), "part-7-09223372036854775807.parquet"; got != want {
+	if got, want := partition.DataFileName("7", math.MaxInt64, ""), "part-7-09223372036854775807.parquet"; got != want {
 		t.Errorf("DataFileName = %q, want %q", got, want)
 	}
 
@@ -320,7 +320,7 @@ func TestDataFileName(t *testing.T) {
 	offsets := []int64{0, 1, 2, 9, 10, 11, 99, 100, 101, 999, 1000, 123456789, 1 << 32, 1e15, 1e18, math.MaxInt64}
 	var names []string
 	for _, o := range offsets {
-		n := partition.DataFileName("5", o)
+		n := partition.DataFileName("5", o, "")
 		if len(n) != len("part-5-")+20+len(".parquet") {
 			t.Errorf("DataFileName(5, %d) = %q is not zero padded to 20 digits", o, n)
 		}
@@ -335,9 +335,9 @@ func TestDataFileName(t *testing.T) {
 		}
 	}
 	// Same range, same name (a rewrite replaces itself); different ranges differ.
-	if partition.DataFileName("1", 5) != partition.DataFileName("1", 5) ||
-		partition.DataFileName("1", 5) == partition.DataFileName("1", 6) ||
-		partition.DataFileName("1", 5) == partition.DataFileName("2", 5) {
+	if partition.DataFileName("1", 5, "") != partition.DataFileName("1", 5, "") ||
+		partition.DataFileName("1", 5, "") == partition.DataFileName("1", 6, "") ||
+		partition.DataFileName("1", 5, "") == partition.DataFileName("2", 5, "") {
 		t.Errorf("DataFileName is not a function of (partition, offset)")
 	}
 }

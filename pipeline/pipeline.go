@@ -4,6 +4,8 @@ package pipeline
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -155,6 +157,7 @@ type heldRecord struct {
 
 type runner struct {
 	cfg    Config
+	run    string // names this run in its files, intents and checkpoints
 	log    *slog.Logger
 	writer *writer.Writer
 	dlq    *deadLetters
@@ -228,6 +231,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	cfg.Writer.DeferEncode = true
 	mem := newCountingAllocator(cfg.Writer.Allocator)
 	cfg.Writer.Allocator = mem
+	run := newRunID()
+	cfg.Writer.Run = run
 	w, err := writer.New(cfg.Writer)
 	if err != nil {
 		return Summary{}, err
@@ -247,6 +252,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	start := cfg.Now()
 	r.lastCommit = start
 	r.up = newUploader(ctx, cfg.Store, cfg.UploadWorkers, cfg.UploadQueueBytes, r.log, &r.sum, cfg.Observer)
+	r.up.run, r.run = run, run
 	defer r.up.close() // on every path: no upload goroutine outlives Run
 
 	stopProgress := r.startProgress(ctx)
@@ -565,6 +571,13 @@ func (r *runner) catalog(partition string) *arrowschema.Catalog {
 	return c
 }
 
+// newRunID names a run: eight random hex digits.
+func newRunID() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // partition returns a partition's state, loading its checkpoint and
 // settling what an earlier run left unfinished the first time it is seen.
 func (r *runner) partition(ctx context.Context, name string) (*partState, error) {
@@ -575,7 +588,17 @@ func (r *runner) partition(ctx context.Context, name string) (*partState, error)
 	if err != nil {
 		return nil, err
 	}
-	deleted, err := checkpoint.Recover(ctx, r.cfg.Store, cp.Checkpoint)
+	// Claimed before anything is deleted: a run still writing the
+	// partition is fenced first, so the files of its round in flight,
+	// deleted here, can never be committed by it.
+	loaded := cp.Checkpoint
+	if err := cp.Claim(ctx, r.cfg.Store, r.run, r.cfg.Now()); err != nil {
+		if errors.Is(err, checkpoint.ErrFenced) {
+			return nil, fmt.Errorf("partition %s is being exported by another instance, which wrote its checkpoint while this one started: %w; run one instance per input (for Kafka, one consumer group member per partition)", name, err)
+		}
+		return nil, err
+	}
+	deleted, err := checkpoint.Recover(ctx, r.cfg.Store, loaded)
 	if err != nil {
 		return nil, fmt.Errorf("recover partition %s: %w", name, err)
 	}

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
@@ -464,5 +466,47 @@ func TestRecordBeingAppendedIsReadWhenComplete(t *testing.T) {
 	}, p)
 	if err != nil || sum.RejectedBy[cdc.ReasonMalformedJSON] != 1 {
 		t.Errorf("stdin: %+v %v, want the cut record dead-lettered", sum, err)
+	}
+}
+
+// TestSecondInstanceFencesTheFirst: a second run over the same input while
+// the first is still exporting it claims the partition: the first fails at
+// its next checkpoint, and what it writes after the claim (files under its
+// own run's names, beside the second run's) never replaces the second
+// run's files. Its leftovers are cleared by the next run, and the lake
+// then holds every record exactly once.
+func TestSecondInstanceFencesTheFirst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a stream slowly for about three seconds")
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	st := generate(t, in, gen.Options{Records: 3000, Tables: 2, Seed: 11})
+	dir := t.TempDir()
+	obs := &checkpointCounter{}
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := export(t, dir, func(c *pipeline.Config) {
+			steadyLoad(c)
+			c.Observer = obs
+		}, in)
+		firstDone <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); obs.n.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first run wrote no checkpoint in 10 s")
+		}
+	}
+	if _, err := export(t, dir, nil, in); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if err := <-firstDone; !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("first run: %v, want it fenced", err)
+	}
+	if _, err := export(t, dir, nil, in); err != nil {
+		t.Fatalf("third run: %v", err)
+	}
+	rows := query(t, openDuck(t), `SELECT count(*), count(DISTINCT pos) FROM `+lakeGlob(dir, ""))
+	if n, distinct := rows[0][0].(int64), rows[0][1].(int64); n != int64(st.DML) || distinct != n {
+		t.Errorf("%d rows, %d distinct pos; want %d once each", n, distinct, st.DML)
 	}
 }

@@ -21,6 +21,7 @@ import (
 // input instead of growing.
 type uploader struct {
 	store Store
+	run   string // this run, the owner named in its intents
 	log   *slog.Logger
 	queue chan queued
 	wg    sync.WaitGroup
@@ -160,7 +161,7 @@ func (u *uploader) writeIntent(files []*writer.File) *intentTicket {
 	go func() {
 		defer u.pending.Done()
 		defer close(t.done)
-		ik, err := checkpoint.WriteIntent(u.upCtx, u.store, part, first, keys)
+		ik, err := checkpoint.WriteIntent(u.upCtx, u.store, part, first, keys, u.run)
 		if err != nil {
 			t.err = err
 			return

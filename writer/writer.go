@@ -41,6 +41,8 @@ type Config struct {
 	// by op_ts.
 	ProcessingTime bool
 	Allocator      memory.Allocator // default memory.DefaultAllocator
+	// Run, when set, is part of every data file's name (DataFileName).
+	Run string
 	// DeferEncode leaves Parquet encoding to File.Encode, so that the
 	// caller can compress files on other goroutines; by default files are
 	// encoded when they are flushed.
@@ -501,7 +503,7 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 		}
 	}
 	f := &File{
-		Key:             partition.DataDir(b.seg, b.key.Version, b.key.TimePart) + "/" + partition.DataFileName(b.key.Partition, b.firstOffset),
+		Key:             partition.DataDir(b.seg, b.key.Version, b.key.TimePart) + "/" + partition.DataFileName(b.key.Partition, b.firstOffset, w.cfg.Run),
 		Table:           b.key.Table,
 		Version:         b.key.Version,
 		Rows:            b.rows,
