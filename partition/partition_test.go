@@ -306,6 +306,13 @@ func TestDataDir(t *testing.T) {
 }
 
 func TestDataFileName(t *testing.T) {
+	// a run's files: named by it too, still in offset order
+	if got, want := partition.DataFileName("orders-3", 42, "0a1b2c3d"), "part-orders-3-00000000000000000042-0a1b2c3d.parquet"; got != want {
+		t.Errorf("DataFileName = %q, want %q", got, want)
+	}
+	if partition.DataFileName("1", 9, "ffffffff") >= partition.DataFileName("1", 10, "00000000") {
+		t.Error("names of one run's files do not sort by first offset")
+	}
 	if got, want := partition.DataFileName("0", 42, ""), "part-0-00000000000000000042.parquet"; got != want {
 		t.Errorf("DataFileName = %q, want %q", got, want)
 	}
