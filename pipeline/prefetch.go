@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
@@ -39,37 +38,7 @@ type item struct {
 type batch struct {
 	items []item
 	n     int
-	cur   *round // this use of the batch's items, for decoding
-}
-
-// round is one filling of a batch, decoded by whoever claims its items
-// first: the workers, or the caller waiting for it. It is new for every
-// filling, so a worker that comes back for a claim after the last item
-// was taken finds nothing, even when the batch is already being refilled.
-type round struct {
-	items []item
-	n     int
-	next  atomic.Int32  // the next item to claim
-	left  atomic.Int32  // items not decoded yet
 	done  chan struct{} // closed when every item is decoded
-}
-
-// decode decodes the round's unclaimed items with dec, one claim at a
-// time, until none is left to claim.
-func (r *round) decode(dec Decoder) {
-	for {
-		i := int(r.next.Add(1)) - 1
-		if i >= r.n {
-			return
-		}
-		it := &r.items[i]
-		if it.srcErr == nil && it.msg.Control == nil && !it.msg.Oversized {
-			it.decErr = dec.Decode(it.msg.Value, &it.rec)
-		}
-		if r.left.Add(-1) == 0 {
-			close(r.done)
-		}
-	}
 }
 
 // prefetcher reads the source on its own goroutine and decodes records on
@@ -80,22 +49,15 @@ func (r *round) decode(dec Decoder) {
 type prefetcher struct {
 	order chan *batch // batches in source order
 	free  chan *batch
-	work  chan *round
+	work  chan *batch
 	wg    sync.WaitGroup
 	stop  context.CancelFunc
-	// own decodes, on the caller's goroutine, what the workers have not
-	// claimed yet of a batch the caller is waiting for. The decoders ran
-	// only a few batches ahead (more cost cache misses), so whenever the
-	// scheduler gave their time to the encoders the caller caught up and
-	// waited, 12% of the 4-table run; now it decodes instead.
-	own Decoder
 }
 
 func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Decoder, workers int) *prefetcher {
 	ctx, cancel := context.WithCancel(ctx)
 	inFlight := 2*workers + 2
-	p := &prefetcher{order: make(chan *batch, inFlight), free: make(chan *batch, inFlight), work: make(chan *round, inFlight), stop: cancel,
-		own: newDecoder()}
+	p := &prefetcher{order: make(chan *batch, inFlight), free: make(chan *batch, inFlight), work: make(chan *batch, inFlight), stop: cancel}
 	for range inFlight {
 		p.free <- &batch{items: make([]item, batchSize)}
 	}
@@ -104,8 +66,14 @@ func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Dec
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			for r := range p.work {
-				r.decode(dec)
+			for b := range p.work {
+				for i := range b.items[:b.n] {
+					it := &b.items[i]
+					if it.srcErr == nil && it.msg.Control == nil && !it.msg.Oversized {
+						it.decErr = dec.Decode(it.msg.Value, &it.rec)
+					}
+				}
+				close(b.done)
 			}
 		}()
 	}
@@ -122,7 +90,7 @@ func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Dec
 			case <-ctx.Done():
 				return
 			}
-			b.n = 0
+			b.n, b.done = 0, make(chan struct{})
 			last, size := false, 0
 			for b.n < batchSize && (b.n == 0 || (size < batchBytes && ready != nil && ready.Ready())) {
 				it := &b.items[b.n]
@@ -145,11 +113,8 @@ func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Dec
 					break // the caller must answer it before anything else is read
 				}
 			}
-			r := &round{items: b.items, n: b.n, done: make(chan struct{})}
-			r.left.Store(int32(b.n))
-			b.cur = r
 			p.order <- b
-			p.work <- r
+			p.work <- b
 			if last {
 				return
 			}
@@ -165,12 +130,7 @@ func (p *prefetcher) next() *batch {
 	if !ok {
 		return nil
 	}
-	select {
-	case <-b.cur.done:
-	default:
-		b.cur.decode(p.own)
-		<-b.cur.done // items a worker claimed and is still decoding
-	}
+	<-b.done
 	return b
 }
 
@@ -187,7 +147,7 @@ func (p *prefetcher) close() {
 	p.stop()
 	go func() {
 		for b := range p.order {
-			<-b.cur.done
+			<-b.done
 		}
 	}()
 	p.wg.Wait()

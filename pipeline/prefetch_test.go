@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
@@ -86,62 +84,5 @@ func TestPrefetchBatchesAreBoundedByBytes(t *testing.T) {
 	}
 	if want != len(sizes) {
 		t.Fatalf("%d records came back, want %d", want, len(sizes))
-	}
-}
-
-// tableDecoder decodes a record into its first byte as the table name,
-// after a pause, and counts what it decoded.
-type tableDecoder struct {
-	pause   time.Duration
-	decoded *atomic.Int64
-}
-
-func (d tableDecoder) Decode(v []byte, rec *cdc.Record) error {
-	time.Sleep(d.pause)
-	rec.Table = string(v[:1])
-	d.decoded.Add(1)
-	return nil
-}
-
-// When the workers fall behind (here, every decode of theirs takes 20 ms),
-// the caller decodes the records it waits for itself instead of waiting,
-// and every record still comes back decoded, in order.
-func TestPrefetchCallerDecodesWhatWorkersHaveNotClaimed(t *testing.T) {
-	sizes := make([]int, 4*batchSize)
-	for i := range sizes {
-		sizes[i] = 1
-	}
-	var own, workers atomic.Int64
-	calls := 0
-	newDecoder := func() Decoder {
-		calls++
-		if calls == 1 { // the prefetcher's own decoder is made first
-			return tableDecoder{decoded: &own}
-		}
-		return tableDecoder{pause: 20 * time.Millisecond, decoded: &workers}
-	}
-	p := newPrefetcher(context.Background(), &sizedSource{sizes: sizes}, newDecoder, 2)
-	defer p.close()
-	want := 0
-	for b := p.next(); b != nil; b = p.next() {
-		for i := range b.items[:b.n] {
-			it := &b.items[i]
-			if it.srcErr != nil {
-				continue
-			}
-			if it.rec.Table != string([]byte{byte(want)}) || it.msg.Offset != int64(want) {
-				t.Fatalf("record %d: table %q offset %d", want, it.rec.Table, it.msg.Offset)
-			}
-			want++
-		}
-		p.recycle(b)
-	}
-	if want != len(sizes) {
-		t.Fatalf("%d records back, want %d", want, len(sizes))
-	}
-	// The workers, 20 ms a record, would take over 2.5 s for all 256; the
-	// caller took all but the few they had claimed.
-	if own.Load() < int64(len(sizes))/2 || own.Load()+workers.Load() != int64(len(sizes)) {
-		t.Errorf("caller decoded %d, workers %d, of %d", own.Load(), workers.Load(), len(sizes))
 	}
 }
