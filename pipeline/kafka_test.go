@@ -247,3 +247,28 @@ func (l *lagObserver) SourceLag(p string, lag int64) {
 	defer l.mu.Unlock()
 	l.last[p] = lag
 }
+
+// TestKafkaClaimWithoutProgressKeepsTheGroupStart: a partition's first
+// claim writes a checkpoint of no progress; a run that finds only that
+// checkpoint (here: the first run into this sink, after a claim) starts
+// where the group's own offsets say, as with no checkpoint at all, not
+// from the partition's beginning.
+func TestKafkaClaimWithoutProgressKeepsTheGroupStart(t *testing.T) {
+	addrs, _ := kafkaStream(t, 2000, 2)
+	ctx := context.Background()
+	first, _ := store.NewLocal(t.TempDir())
+	if _, err := runKafka(ctx, t, addrs, "g-c", true, first, nil); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	other, _ := store.NewLocal(dir)
+	for run := range 2 {
+		sum, err := runKafka(ctx, t, addrs, "g-c", true, other, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Records != 0 || len(dataFiles(t, dir)) != 0 {
+			t.Errorf("run %d into a new sink with the group at its end read %d records", run+1, sum.Records)
+		}
+	}
+}

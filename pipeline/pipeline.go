@@ -632,7 +632,9 @@ func (r *runner) control(ctx context.Context, c *source.Control) error {
 			if err != nil {
 				return err
 			}
-			if ps.cp.Found {
+			if ps.cp.Offset >= 0 {
+				// (A checkpoint of no progress, written by a claim, leaves
+				// the start to the source's own rule.)
 				resume[p] = ps.cp.Offset + 1
 			}
 		}
