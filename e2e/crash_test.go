@@ -125,7 +125,7 @@ func TestCrashLoopExactlyOnce(t *testing.T) {
 		t.Errorf("%d unsettled intents remain", len(intents))
 	}
 	// Every data file starts at or before its partition's checkpoint.
-	nameRE := regexp.MustCompile(`part-(cdc-\d+)-(\d+)\.parquet$`)
+	nameRE := regexp.MustCompile(`part-(cdc-\d+)-(\d+)-[0-9a-f]{8}\.parquet$`)
 	files, _ := filepath.Glob(filepath.Join(lake, "*", "*", "*", "*.parquet"))
 	for _, f := range files {
 		m := nameRE.FindStringSubmatch(f)
