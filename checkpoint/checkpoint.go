@@ -202,19 +202,29 @@ func WriteIntent(ctx context.Context, s Store, partition string, firstOffset int
 }
 
 // Recover makes storage agree with the checkpoint c of a partition, as it
-// was before this run's claim. An intent of the run that wrote c, at or
-// before its offset, was committed by it: the intent is settled (removed),
-// its files kept. The files of every other intent hold records that will
-// be read again, so they are deleted (whole or not: a PUT is atomic):
-// past the offset, or written by a run that no longer owned the partition,
-// and can no longer commit since the claim fenced it. It returns the
-// number of files deleted.
-func Recover(ctx context.Context, s Store, c Checkpoint) (int, error) {
+// was loaded, in two steps around the claim. Settle, before it: an intent
+// of the run that wrote c, at or before its offset, was committed by it,
+// so the intent is removed and its files kept; this needs no fencing, and
+// done first, a claim whose deletions then fail leaves nothing committed
+// to be judged by the wrong owner. DeleteUncovered, after it: the files of
+// every other intent hold records that will be read again, so they are
+// deleted (whole or not: a PUT is atomic): past the offset, or written by
+// a run that no longer owned the partition, and can no longer commit since
+// the claim fenced it.
+type Recovery struct {
+	s          Store
+	c          Checkpoint
+	uncovered  []string // intent keys
+	uncoveredF [][]string
+}
+
+// StartRecovery lists the partition's intents and settles those c covers.
+func StartRecovery(ctx context.Context, s Store, c Checkpoint) (*Recovery, error) {
 	keys, err := s.List(ctx, intentPrefix(c.Partition))
 	if err != nil {
-		return 0, fmt.Errorf("list intents of %s: %w", c.Partition, err)
+		return nil, fmt.Errorf("list intents of %s: %w", c.Partition, err)
 	}
-	deleted := 0
+	rec := &Recovery{s: s, c: c}
 	for _, k := range keys {
 		if _, err := strconv.ParseInt(strings.SplitN(k[len(intentPrefix(c.Partition)):], "-", 2)[0], 10, 64); err != nil {
 			continue // not ours
@@ -224,28 +234,53 @@ func Recover(ctx context.Context, s Store, c Checkpoint) (int, error) {
 			continue // settled meanwhile
 		}
 		if err != nil {
-			return deleted, fmt.Errorf("read intent %s: %w", k, err)
+			return nil, fmt.Errorf("read intent %s: %w", k, err)
 		}
 		var in intent
 		if err := json.Unmarshal(data, &in); err != nil || (in.Key == "" && len(in.Keys) == 0) {
-			return deleted, fmt.Errorf("intent %s is corrupt: delete it and the files it names", k)
+			return nil, fmt.Errorf("intent %s is corrupt: delete it and the files it names", k)
 		}
-		if in.FirstOffset > c.Offset || in.Owner != c.Owner {
-			if in.Key != "" {
-				in.Keys = append(in.Keys, in.Key)
+		if in.FirstOffset <= c.Offset && in.Owner == c.Owner {
+			if err := s.Delete(ctx, k); err != nil {
+				return nil, err
 			}
-			for _, dk := range in.Keys {
-				if err := s.Delete(ctx, dk); err != nil {
-					return deleted, err
-				}
-				deleted++
-			}
+			continue
 		}
-		if err := s.Delete(ctx, k); err != nil {
+		if in.Key != "" {
+			in.Keys = append(in.Keys, in.Key)
+		}
+		rec.uncovered, rec.uncoveredF = append(rec.uncovered, k), append(rec.uncoveredF, in.Keys)
+	}
+	return rec, nil
+}
+
+// DeleteUncovered deletes the files of the intents the checkpoint does not
+// cover, then the intents; call it once the partition is claimed. It
+// returns the number of files deleted.
+func (r *Recovery) DeleteUncovered(ctx context.Context) (int, error) {
+	deleted := 0
+	for i, k := range r.uncovered {
+		for _, dk := range r.uncoveredF[i] {
+			if err := r.s.Delete(ctx, dk); err != nil {
+				return deleted, err
+			}
+			deleted++
+		}
+		if err := r.s.Delete(ctx, k); err != nil {
 			return deleted, err
 		}
 	}
 	return deleted, nil
+}
+
+// Recover is StartRecovery and DeleteUncovered in one, for a caller that
+// already owns the partition.
+func Recover(ctx context.Context, s Store, c Checkpoint) (int, error) {
+	r, err := StartRecovery(ctx, s, c)
+	if err != nil {
+		return 0, err
+	}
+	return r.DeleteUncovered(ctx)
 }
 
 // Settle removes intents that the checkpoint now covers.

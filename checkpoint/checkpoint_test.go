@@ -244,3 +244,38 @@ func TestClaimFencesThePreviousOwnerAndRecoverJudgesByIt(t *testing.T) {
 		t.Errorf("a second claim of a new partition: %v, want ErrFenced", err)
 	}
 }
+
+// TestClaimAfterSettlingKeepsCommittedFiles: the intents a checkpoint
+// covers are settled before the claim, so a run that claims and then
+// stops before its deletions (a failed request, a signal) leaves nothing
+// committed for the next run to judge by the wrong owner.
+func TestClaimAfterSettlingKeepsCommittedFiles(t *testing.T) {
+	st, _ := store.NewLocal(t.TempDir())
+	ctx := context.Background()
+	a, _ := Load(ctx, st, "p")
+	if err := a.Claim(ctx, st, "runA", time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	committed := "T/schema_version=1/dt=x/a.parquet"
+	st.Put(ctx, committed, []byte("x"))
+	WriteIntent(ctx, st, "p", 11, []string{committed}, "runA")
+	a.Offset = 20
+	if err := a.Save(ctx, st, time.Unix(1, 0)); err != nil { // then stopped before settling
+		t.Fatal(err)
+	}
+	b, _ := Load(ctx, st, "p")
+	if _, err := StartRecovery(ctx, st, b.Checkpoint); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Claim(ctx, st, "runB", time.Unix(2, 0)); err != nil {
+		t.Fatal(err)
+	}
+	// runB stops here, before DeleteUncovered
+	c, _ := Load(ctx, st, "p")
+	if _, err := Recover(ctx, st, c.Checkpoint); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Get(ctx, committed); err != nil {
+		t.Errorf("a committed file was deleted: %v", err)
+	}
+}

@@ -571,6 +571,53 @@ func (r *runner) catalog(partition string) *arrowschema.Catalog {
 	return c
 }
 
+// withdraw deletes the files this run wrote for a partition it has lost
+// since its last checkpoint, and their intents: the new owner's recovery
+// may have run before they were uploaded, and would never see them.
+func (r *runner) withdraw(ctx context.Context, name string) {
+	intents, files := r.up.takeIntents(name)
+	for _, k := range append(files, intents...) {
+		if err := r.cfg.Store.Delete(ctx, k); err != nil {
+			r.log.Warn("could not delete a file of a partition this instance lost; the partition's next owner's start deletes it if its intent is left", "partition", name, "key", k, "error", err)
+		}
+	}
+	r.log.Warn("partition taken over by another instance: this instance's files of it since its last checkpoint are deleted", "partition", name, "files", len(files))
+}
+
+// claim loads a partition's checkpoint, settles the intents it covers and
+// claims the partition for this run, before anything is deleted: a run
+// still writing the partition is fenced first, so the files of its round
+// in flight, deleted next, can never be committed by it. A checkpoint
+// written between the load and the claim (the previous owner's last
+// commit at a rebalance) is loaded again, a few times.
+func (r *runner) claim(ctx context.Context, name string) (*checkpoint.Handle, *checkpoint.Recovery, error) {
+	for attempt := 0; ; attempt++ {
+		cp, err := checkpoint.Load(ctx, r.cfg.Store, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		rec, err := checkpoint.StartRecovery(ctx, r.cfg.Store, cp.Checkpoint)
+		if err != nil {
+			return nil, nil, fmt.Errorf("recover partition %s: %w", name, err)
+		}
+		err = cp.Claim(ctx, r.cfg.Store, r.run, r.cfg.Now())
+		if err == nil {
+			return cp, rec, nil
+		}
+		if !errors.Is(err, checkpoint.ErrFenced) {
+			return nil, nil, err
+		}
+		if attempt == 2 {
+			return nil, nil, fmt.Errorf("partition %s is being exported by another instance, which keeps writing its checkpoint: %w; run one instance per input (for Kafka, one consumer group member per partition)", name, err)
+		}
+		select {
+		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
 // newRunID names a run: eight random hex digits.
 func newRunID() string {
 	var b [4]byte
@@ -584,21 +631,11 @@ func (r *runner) partition(ctx context.Context, name string) (*partState, error)
 	if ps := r.parts[name]; ps != nil {
 		return ps, nil
 	}
-	cp, err := checkpoint.Load(ctx, r.cfg.Store, name)
+	cp, rec, err := r.claim(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	// Claimed before anything is deleted: a run still writing the
-	// partition is fenced first, so the files of its round in flight,
-	// deleted here, can never be committed by it.
-	loaded := cp.Checkpoint
-	if err := cp.Claim(ctx, r.cfg.Store, r.run, r.cfg.Now()); err != nil {
-		if errors.Is(err, checkpoint.ErrFenced) {
-			return nil, fmt.Errorf("partition %s is being exported by another instance, which wrote its checkpoint while this one started: %w; run one instance per input (for Kafka, one consumer group member per partition)", name, err)
-		}
-		return nil, err
-	}
-	deleted, err := checkpoint.Recover(ctx, r.cfg.Store, loaded)
+	deleted, err := rec.DeleteUncovered(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("recover partition %s: %w", name, err)
 	}
@@ -953,9 +990,13 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 			ps.cp.Catalog = snap
 		}
 		if err := ps.cp.Save(ctx, r.cfg.Store, r.cfg.Now()); err != nil {
+			if errors.Is(err, checkpoint.ErrFenced) {
+				r.withdraw(ctx, name)
+			}
 			return err
 		}
-		if err := checkpoint.Settle(ctx, r.cfg.Store, r.up.takeIntents(name)); err != nil {
+		intents, _ := r.up.takeIntents(name)
+		if err := checkpoint.Settle(ctx, r.cfg.Store, intents); err != nil {
 			r.log.Warn("could not remove settled intents; the next start removes them", "partition", name, "error", err)
 		}
 		acks[name] = ps.cp.Offset
@@ -993,15 +1034,25 @@ func (r *runner) finish(ctx context.Context) error {
 		}
 	}
 	if fp, ok := r.cfg.Source.(filePartitioner); ok && r.sawEOF && !r.perPartition {
+		ended := map[string]*partState{}
+		for name, ps := range r.parts {
+			ended[name] = ps
+		}
 		for _, name := range fp.FilePartitions() {
 			// A file emptied since the last run has no records to bring
-			// its checkpoint in. Only for the warning below: what was read
-			// must be committed whatever this finds.
-			if _, err := r.partition(ctx, name); err != nil {
+			// its checkpoint in. Only loaded for the warning below, not
+			// claimed: nothing of it is written. What was read must be
+			// committed whatever this finds.
+			if ended[name] != nil {
+				continue
+			}
+			if cp, err := checkpoint.Load(ctx, r.cfg.Store, name); err != nil {
 				r.log.Warn("could not check an input file's checkpoint at the end of the run", "partition", name, "error", err)
+			} else {
+				ended[name] = &partState{cp: cp, lastRead: -1}
 			}
 		}
-		for name, ps := range r.parts {
+		for name, ps := range ended {
 			if ps.cp.Found && ps.lastRead < ps.cp.Offset {
 				r.log.Warn("input ended before its checkpoint: the file was replaced or truncated since an earlier run, and what it holds now up to the checkpoint was skipped as already exported; delete its checkpoint to export it again",
 					"partition", name, "last_offset", ps.lastRead, "checkpoint_offset", ps.cp.Offset,

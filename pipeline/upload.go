@@ -37,6 +37,7 @@ type uploader struct {
 	sum     *Summary
 	obs     Observer
 	intents map[string][]string // source partition → intents written since the last take
+	files   map[string][]string // source partition → data files those intents name
 
 	// inflight is the memory the rows of files sent and not yet done
 	// held when they were flushed; encoded is the size of encoded files
@@ -57,7 +58,7 @@ type uploader struct {
 
 func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log *slog.Logger, sum *Summary, obs Observer) *uploader {
 	u := &uploader{store: st, log: log, queue: make(chan queued, 1024), sum: sum, obs: obs,
-		bytes: semaphore.NewWeighted(maxBytes), maxBytes: maxBytes, intents: map[string][]string{},
+		bytes: semaphore.NewWeighted(maxBytes), maxBytes: maxBytes, intents: map[string][]string{}, files: map[string][]string{},
 		progress: make(chan struct{}, 1), encodeSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	// Uploads outlive a cancelled run context: a shutdown flushes and
 	// uploads what it has before it exits (bounded by the store's retry
@@ -168,6 +169,7 @@ func (u *uploader) writeIntent(files []*writer.File) *intentTicket {
 		}
 		u.mu.Lock()
 		u.intents[part] = append(u.intents[part], ik)
+		u.files[part] = append(u.files[part], keys...)
 		u.mu.Unlock()
 	}()
 	return t
@@ -188,13 +190,15 @@ func (u *uploader) put(ctx context.Context, f *writer.File, in *intentTicket) er
 	return nil
 }
 
-// takeIntents returns and forgets the intents written for partition.
-func (u *uploader) takeIntents(partition string) []string {
+// takeIntents returns and forgets the intents written for partition, and
+// the data files they name.
+func (u *uploader) takeIntents(partition string) (intents, files []string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	out := u.intents[partition]
+	intents, files = u.intents[partition], u.files[partition]
 	delete(u.intents, partition)
-	return out
+	delete(u.files, partition)
+	return intents, files
 }
 
 // wait blocks until every file sent so far is uploaded, and returns the
