@@ -158,6 +158,8 @@ type heldRecord struct {
 type runner struct {
 	cfg    Config
 	run    string // names this run in its files, intents and checkpoints
+	// undated are the tables whose full-load rows were dated by the run.
+	undated map[string]bool
 	log    *slog.Logger
 	writer *writer.Writer
 	dlq    *deadLetters
@@ -241,7 +243,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	r := &runner{
 		cfg: cfg, log: cfg.Logger, writer: w, mem: mem, dlq: newDeadLetters(cfg.Now),
 		sum:  Summary{RowsByTable: map[string]int64{}, RejectedBy: map[cdc.Reason]int64{}},
-		held: map[string][]heldRecord{}, logged: map[cdc.Reason]bool{},
+		held: map[string][]heldRecord{}, logged: map[cdc.Reason]bool{}, undated: map[string]bool{},
 		catalogs: map[string]*arrowschema.Catalog{}, parts: map[string]*partState{}, schemaDocs: map[string][]byte{},
 	}
 	if pp, ok := cfg.Source.(perPartitionCatalog); ok && pp.PerPartitionCatalog() {
@@ -454,13 +456,15 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 		if !rec.HasOpTS {
 			// A Qlik full-load row has no timestamp: date it by its
 			// table's metadata message, which Qlik sends at load time.
-			// Without one there is no date to give it: the time of the run
-			// would file it under another date on a rerun, and exactly once
-			// is kept per date.
+			// Without one (inferred columns have no metadata message) it
+			// is dated by the run: Qlik sends timestamps for CDC only.
 			rec.OpTS = v.OpenedAtTS
 			if rec.OpTS.IsZero() {
-				return r.reject(m, rec.Table, cdc.Rejectf(cdc.ReasonBadOpTS,
-					"%s row of %s has no timestamp, and neither has the metadata of its table (lineage.timestamp of schema version %d)", rec.OpType, rec.Table, v.Number))
+				rec.OpTS = r.cfg.Now()
+				if !r.undated[rec.Table] {
+					r.undated[rec.Table] = true
+					r.log.Warn("full-load rows of a table without lineage.timestamp are dated by the time of the run", "table", rec.Table, "version", v.Number)
+				}
 			}
 		}
 		files, err := r.writer.Append(v, rec, writer.Source{Partition: m.Partition, Offset: m.Offset})

@@ -1,10 +1,12 @@
 package pipeline_test
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
@@ -159,9 +161,8 @@ func TestQlikBadMessagesGoToDeadLetters(t *testing.T) {
 }
 
 // TestQlikFullLoadRowWithoutAnyDate: a full-load row has no timestamp and
-// takes its table's lineage.timestamp; with neither it goes to the
-// dead letters rather than being dated by the run, which a rerun on
-// another day would file under another date.
+// takes its table's lineage.timestamp; with neither (inferred columns have
+// no metadata message) it is dated by the run, with a warning.
 func TestQlikFullLoadRowWithoutAnyDate(t *testing.T) {
 	md := func(table, lineageTS string) string {
 		return `{"magic":"atMSG","type":"MD","message":{"lineage":{"class":"TABLE","type":"TABLE","schema":"Q","table":"` + table + `","tableVersion":1` + lineageTS +
@@ -176,17 +177,19 @@ func TestQlikFullLoadRowWithoutAnyDate(t *testing.T) {
 	}
 	p := writeFile(t, t.TempDir(), "load.jsonl", strings.Join(lines, "\n"))
 	dir := t.TempDir()
-	sum, err := export(t, dir, func(c *pipeline.Config) { c.Decoder = autoDecoder(t, cdc.QlikOptions{}) }, p)
-	if err != nil {
-		t.Fatal(err)
+	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	var logs strings.Builder
+	sum, err := export(t, dir, func(c *pipeline.Config) {
+		c.Decoder = autoDecoder(t, cdc.QlikOptions{})
+		c.Now = func() time.Time { return now }
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	}, p)
+	if err != nil || sum.Rejected != 0 {
+		t.Fatalf("%+v %v", sum, err)
 	}
-	got := readDLQ(t, dir)
-	if len(got) != 1 || got[0].Offset != 2 || got[0].Reason != "bad_op_ts" {
-		t.Fatalf("dead letters %+v, want line 2 as bad_op_ts", got)
+	rows := query(t, openDuck(t), `SELECT ID, op_type, op_ts::VARCHAR, dt::VARCHAR FROM `+lakeGlob(dir, "")+` ORDER BY ID`)
+	equalLines(t, "rows", rowStrings(rows), []string{"1|REFRESH|2026-09-01 12:00:00+00|2026-09-01", "2|REFRESH|2026-07-13 03:00:00+00|2026-07-13"})
+	if n := strings.Count(logs.String(), "dated by the time of the run"); n != 1 || !strings.Contains(logs.String(), "table=Q.UNDATED") {
+		t.Errorf("%d warnings:\n%s", n, logs.String())
 	}
-	if sum.RowsByTable["Q.UNDATED"] != 0 || sum.RowsByTable["Q.DATED"] != 1 {
-		t.Errorf("rows %v", sum.RowsByTable)
-	}
-	rows := query(t, openDuck(t), `SELECT ID, op_type, op_ts::VARCHAR, dt::VARCHAR FROM `+lakeGlob(dir, "Q.DATED"))
-	equalLines(t, "dated row", rowStrings(rows), []string{"2|REFRESH|2026-07-13 03:00:00+00|2026-07-13"})
 }
