@@ -456,6 +456,23 @@ func TestRecordBeingAppendedIsReadWhenComplete(t *testing.T) {
 		t.Errorf("%d dead letters, want none", n)
 	}
 
+	// Pretty-printed records, written line by line: the file ends after a
+	// whole line, inside the record.
+	pretty := func(id string) string {
+		return "{\n  \"qual_table\": \"S.T\",\n  \"op_type\": \"INSERT\",\n  \"op_ts\": \"2026-07-13T04:01:01Z\",\n  \"pos\": \"p" + id + "\",\n  \"after\": {\"ID\": " + id + "}\n}\n"
+	}
+	full := pretty("3")
+	meta := "{\n" + ordersMeta[1:] + "\n"
+	pp := writeFile(t, in, "pretty.json", meta+pretty("1")+full[:strings.Index(full, "  \"pos\"")])
+	dir = t.TempDir()
+	if sum, err = export(t, dir, nil, pp); err != nil || sum.Rejected != 0 || sum.RowsByTable["S.T"] != 1 {
+		t.Fatalf("pretty-printed, first run: %+v %v", sum, err)
+	}
+	writeFile(t, in, "pretty.json", meta+pretty("1")+full+pretty("4"))
+	if sum, err = export(t, dir, nil, pp); err != nil || sum.Rejected != 0 || sum.RowsByTable["S.T"] != 2 {
+		t.Fatalf("pretty-printed, second run: %+v %v, want records 3 and 4 written", sum, err)
+	}
+
 	dir = t.TempDir()
 	sum, err = export(t, dir, func(c *pipeline.Config) {
 		src, err := source.NewFiles([]string{"-"}, 1<<20, strings.NewReader(ordersMeta+"\n"+third[:40]))

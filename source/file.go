@@ -304,6 +304,7 @@ func (r *fileReader) next() (*Message, error) {
 			for d > 0 && int64(len(rec)) <= int64(r.max) {
 				more, n, moreOpen, err := r.readLine()
 				if err == io.EOF {
+					open = true // the input ended inside the record, line ending or not
 					break
 				}
 				if err != nil {
