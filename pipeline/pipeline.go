@@ -156,22 +156,22 @@ type heldRecord struct {
 }
 
 type runner struct {
-	cfg    Config
-	run    string // names this run in its files, intents and checkpoints
+	cfg Config
+	run string // names this run in its files, intents and checkpoints
 	// undated are the tables whose full-load rows were dated by the run.
 	undated map[string]bool
-	log    *slog.Logger
-	writer *writer.Writer
-	dlq    *deadLetters
-	rec    cdc.Record
-	stream []byte
-	sum    Summary
-	held   map[string][]heldRecord
-	heldN  int
-	heldB  int64
-	logged map[cdc.Reason]bool
-	up     *uploader
-	mem    *countingAllocator
+	log     *slog.Logger
+	writer  *writer.Writer
+	dlq     *deadLetters
+	rec     cdc.Record
+	stream  []byte
+	sum     Summary
+	held    map[string][]heldRecord
+	heldN   int
+	heldB   int64
+	logged  map[cdc.Reason]bool
+	up      *uploader
+	mem     *countingAllocator
 
 	// lastCommit is when the last commit round ended (the run's start
 	// before the first).
