@@ -156,22 +156,20 @@ type heldRecord struct {
 }
 
 type runner struct {
-	cfg Config
-	run string // names this run in its files, intents and checkpoints
-	// undated are the tables whose full-load rows were dated by the run.
-	undated map[string]bool
-	log     *slog.Logger
-	writer  *writer.Writer
-	dlq     *deadLetters
-	rec     cdc.Record
-	stream  []byte
-	sum     Summary
-	held    map[string][]heldRecord
-	heldN   int
-	heldB   int64
-	logged  map[cdc.Reason]bool
-	up      *uploader
-	mem     *countingAllocator
+	cfg    Config
+	run    string // names this run in its files, intents and checkpoints
+	log    *slog.Logger
+	writer *writer.Writer
+	dlq    *deadLetters
+	rec    cdc.Record
+	stream []byte
+	sum    Summary
+	held   map[string][]heldRecord
+	heldN  int
+	heldB  int64
+	logged map[cdc.Reason]bool
+	up     *uploader
+	mem    *countingAllocator
 
 	// lastCommit is when the last commit round ended (the run's start
 	// before the first).
@@ -188,6 +186,8 @@ type runner struct {
 	perPartition bool
 	schemaDocs   map[string][]byte // schema descriptions waiting for the next commit
 	parts        map[string]*partState
+	// undated are the tables whose full-load rows were dated by the run.
+	undated map[string]bool
 }
 
 // partState is what the runner knows about one source partition.
