@@ -727,8 +727,15 @@ func (r *runner) release(ctx context.Context, catalog *arrowschema.Catalog, tabl
 		if len(held) == 0 || key[strings.IndexByte(key, 0)+1:] != table || r.catalog(held[0].msg.Partition) != catalog {
 			continue
 		}
-		if v := catalog.Current(table); !force && (v == nil || v.Hold) {
+		v := catalog.Current(table)
+		if !force && (v == nil || v.Hold) {
 			return nil
+		}
+		if force && v != nil && v.Provisional {
+			// Written under a version that holds: a refresh with other
+			// columns must then open the next one. (A rerun that skips
+			// these rows as durable does not know that.)
+			v.MarkWritten()
 		}
 		delete(r.held, key)
 		r.log.Info("releasing held DML", "table", table, "records", len(held), "forced", force)

@@ -147,3 +147,31 @@ func TestRefreshUnlikeTheDDLOpensTheNextVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestForcedReleaseUnderAHoldingVersionOpensTheNext: DML held after a DDL
+// that is not understood, and released by a hold limit before the refresh,
+// is written under the holding version's columns; the refresh, with a new
+// column, then opens the next version instead of replacing that one.
+func TestForcedReleaseUnderAHoldingVersionOpensTheNext(t *testing.T) {
+	meta := func(cols string) string {
+		return `{"op_type":"OBJECT_METADATA","qual_table":"S.H","columns":{"ID":{"type":"number","null":false,"key":true}` + cols + `}}`
+	}
+	row := func(id, extra string) string {
+		return `{"qual_table":"S.H","op_type":"INSERT","op_ts":"2026-07-13T04:00:0` + id + `Z","xid":"x","pos":"p` + id + `","after":{"ID":` + id + extra + `}}`
+	}
+	lines := []string{
+		meta(""),
+		`{"op_type":"DDL","op_ts":"2026-07-13T04:00:00Z","xid":"x","pos":"d1","ddl":{"object":{"catalog":"","schema":"S","object":"H"},"statement":"ALTER TABLE S.H SPLIT PARTITION P1 AT (5)"}}`,
+		row("1", ""), row("2", ""), row("3", ""),
+		meta(`,"Z":{"type":"string","null":true,"key":false}`),
+		row("4", `,"Z":"z"`),
+	}
+	p := writeFile(t, t.TempDir(), "hold.jsonl", strings.Join(lines, "\n")+"\n")
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) { c.HoldMaxRecords = 2 }, p)
+	if err != nil || sum.Rejected != 0 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	rows := query(t, openDuck(t), `SELECT ID, Z, schema_version FROM `+lakeGlob(dir, "S.H")+` ORDER BY ID`)
+	equalLines(t, "rows", rowStrings(rows), []string{"1|NULL|2", "2|NULL|2", "3|NULL|2", "4|z|3"})
+}
