@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
@@ -475,6 +476,11 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 	v := &Version{Table: md.Table, Metadata: md, index: make(map[string]int, len(md.Columns))}
 	reserved := c.reservedNames(md.Format)
 	for i, mc := range md.Columns {
+		if !utf8.ValidString(mc.Name) && !c.restoring {
+			// Parquet names are UTF-8 strings; an inferred column's name
+			// comes from the data itself.
+			return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "column name %q of %s is not valid UTF-8", mc.Name, md.Table)
+		}
 		if reserved[strings.ToLower(mc.Name)] {
 			return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "table %s has a column %q, which collides with the exporter's metacolumn of that name; rename the column at the source or turn the metacolumn off", md.Table, mc.Name)
 		}

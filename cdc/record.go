@@ -226,8 +226,8 @@ func (r *Record) Reset() {
 	r.Before, r.After = before, after
 }
 
-// checkText refuses a record whose table name, metacolumn strings or
-// metadata column names are not UTF-8. They are written as Parquet
+// checkText refuses a record whose table name or metacolumn strings are
+// not UTF-8. They are written as Parquet
 // strings, which must be, and DuckDB refuses a whole file over one bad
 // value. Column values are checked by the writer, which knows which
 // columns hold text.
@@ -239,12 +239,7 @@ func (r *Record) checkText() error {
 			return Rejectf(ReasonMalformedJSON, "%s %q is not valid UTF-8", t.what, truncate(t.s, 64))
 		}
 	}
-	for _, c := range r.Metadata.Columns {
-		if !utf8.ValidString(c.Name) {
-			return Rejectf(ReasonBadMetadata, "column name %q of %s is not valid UTF-8", truncate(c.Name, 64), r.Table)
-		}
-	}
-	return nil
+	return nil // column names: by the catalog, which also sees inferred ones
 }
 
 // RowImage returns the image that becomes the row of a data file: before

@@ -444,6 +444,9 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 		if r.cfg.InferColumns && rec.Format == cdc.FormatQlik && (v == nil || v.Metadata.Inferred) {
 			var err error
 			if v, err = r.infer(ctx, catalog, v, rec, m); err != nil {
+				if errors.Is(err, errRejected) {
+					return nil // dead-lettered once, not held to be rejected again
+				}
 				return err
 			}
 		}
@@ -513,7 +516,10 @@ func (r *runner) infer(ctx context.Context, catalog *arrowschema.Catalog, v *arr
 	ev, err := catalog.ApplyMetadata(md, rec.Pos, rec.OpTS)
 	if err != nil {
 		if rej, ok := cdc.AsReject(err); ok {
-			return nil, r.reject(m, rec.Table, rej)
+			if err := r.reject(m, rec.Table, rej); err != nil {
+				return nil, err
+			}
+			return nil, errRejected
 		}
 		return nil, err
 	}
@@ -522,6 +528,9 @@ func (r *runner) infer(ctx context.Context, catalog *arrowschema.Catalog, v *arr
 	}
 	return catalog.Current(rec.Table), nil
 }
+
+// errRejected says the record was dead-lettered already.
+var errRejected = errors.New("record rejected")
 
 func (r *runner) schemaEvent(ctx context.Context, ev *arrowschema.Event) error {
 	if ev == nil {

@@ -193,3 +193,29 @@ func TestQlikFullLoadRowWithoutAnyDate(t *testing.T) {
 		t.Errorf("%d warnings:\n%s", n, logs.String())
 	}
 }
+
+// TestQlikInferredColumnNameNotUTF8: with inferred columns a data key
+// becomes a column name; one that is not UTF-8 is refused once, as
+// bad_metadata, and the lake stays readable.
+func TestQlikInferredColumnNameNotUTF8(t *testing.T) {
+	lines := []string{
+		`{"headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","streamPosition":"p1"},"data":{"ID":"1","N` + "\xff" + `AME":"a"}}`,
+		`{"headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:01","streamPosition":"p2"},"data":{"ID":"2","NAME":"b"}}`,
+	}
+	p := writeFile(t, t.TempDir(), "infer.jsonl", strings.Join(lines, "\n"))
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) {
+		c.Decoder = cdc.NewQlik(cdc.QlikOptions{DefaultTable: "APP.EVENTS"})
+		c.InferColumns = true
+	}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readDLQ(t, dir); sum.Rejected != 1 || len(got) != 1 || got[0].Reason != "bad_metadata" || got[0].Offset != 1 {
+		t.Fatalf("rejected %v, dead letters %+v: want line 1 once as bad_metadata", sum.RejectedBy, got)
+	}
+	rows := query(t, openDuck(t), `SELECT * EXCLUDE (op_ts) FROM `+lakeGlob(dir, "APP.EVENTS"))
+	if len(rows) != 1 {
+		t.Errorf("rows %v", rows)
+	}
+}
