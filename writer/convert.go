@@ -281,12 +281,25 @@ func parseFloat64(text []byte) (float64, error) {
 		}
 		return v, nil
 	}
-	if !decimalNumber(text) {
-		// strconv also takes hexadecimal, digit separators, Inf and NaN,
-		// none of which a number sent as text means.
+	if !decimalNumber(text) && !specialFloat(text) {
+		// strconv also takes hexadecimal and digit separators, which a
+		// number sent as text does not mean.
 		return 0, errors.New("not a decimal number")
 	}
 	return strconv.ParseFloat(unsafeString(text), 64)
+}
+
+// specialFloat reports whether text is NaN or a signed infinity, which a
+// double column (Oracle BINARY_DOUBLE) may hold, in strconv's spelling.
+func specialFloat(text []byte) bool {
+	t := strings.ToLower(string(text))
+	if t == "nan" {
+		return true
+	}
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		t = t[1:]
+	}
+	return t == "inf" || t == "infinity"
 }
 
 // decimalNumber reports whether text is a decimal number: an optional

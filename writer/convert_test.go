@@ -344,18 +344,23 @@ func TestConvertFloat64(t *testing.T) {
 		{num("C", "9007199254740993e0"), 1 << 53},
 		// decimal text in every shape a source may send
 		{str("C", "+1.5"), 1.5}, {str("C", ".5"), 0.5}, {str("C", "5."), 5}, {str("C", "-2.5E+2"), -250}, {str("C", "1e-2"), 0.01},
+		// what a double column holds besides numbers
+		{str("C", "Infinity"), math.Inf(1)}, {str("C", "-inf"), math.Inf(-1)}, {str("C", "+Inf"), math.Inf(1)},
 	} {
 		s, err := convertOne(t, "float64", c.f)
 		if err != nil || s.f64 != c.want {
 			t.Errorf("%s: %v %v, want %v", c.f.Value, s.f64, err, c.want)
 		}
 	}
+	if s, err := convertOne(t, "float64", str("C", "NaN")); err != nil || !math.IsNaN(s.f64) {
+		t.Errorf("NaN: %v %v", s.f64, err)
+	}
 	for _, f := range []cdc.Field{num("C", "1e400"), str("C", "abc"), boolean("C", "false"), str("C", ""),
 		// integers it would round: a bare number column holding big IDs
 		num("C", "9007199254740993"), num("C", "-9007199254740993"), str("C", "1234567890123456789"), str("C", "+9007199254740993"),
 		num("C", "100000000000000000001"),
 		// what strconv also parses, but is not a decimal number
-		str("C", "0x1p4"), str("C", "1_000"), str("C", "1_0.5"), str("C", "Inf"), str("C", "-Infinity"), str("C", "nan"),
+		str("C", "0x1p4"), str("C", "1_000"), str("C", "1_0.5"), str("C", "-NaN"), str("C", "Infinit"),
 		str("C", "."), str("C", "1e"), str("C", "1e+"), str("C", "--1"), str("C", " 1"), str("C", "1.5 ")} {
 		_, err := convertOne(t, "float64", f)
 		wantMismatch(t, "float64 "+string(f.Value), err)
@@ -561,6 +566,9 @@ func TestConvertStates(t *testing.T) {
 // FuzzParseInt64 holds parseInt64 to strconv wherever strconv parses.
 // parseFloat64 is strconv.ParseFloat, bit for bit, on every text: its fast
 // path must round as strconv does, and anything else must reach strconv.
+// specialText is the reference for specialFloat.
+var specialText = regexp.MustCompile(`^(?i:[+-]?inf(inity)?|nan)$`)
+
 // decimalText is the reference for decimalNumber.
 var decimalText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
 
@@ -571,8 +579,8 @@ func FuzzParseFloat64(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got, gerr := parseFloat64([]byte(s))
-		if !decimalText.MatchString(s) {
-			// strconv also takes hexadecimal, digit separators, Inf and NaN
+		if !decimalText.MatchString(s) && !specialText.MatchString(s) {
+			// strconv also takes hexadecimal and digit separators
 			if gerr == nil {
 				t.Fatalf("parseFloat64(%q) = %v, want an error: not a decimal number", s, got)
 			}
