@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,4 +273,53 @@ func TestKafkaClaimWithoutProgressKeepsTheGroupStart(t *testing.T) {
 			t.Errorf("run %d into a new sink with the group at its end read %d records", run+1, sum.Records)
 		}
 	}
+}
+
+// slowCheckpoints delays every request on checkpoints and intents and
+// records how many were in flight at once.
+type slowCheckpoints struct {
+	pipeline.Store
+	inFlight, most atomic.Int64
+}
+
+func (s *slowCheckpoints) slow(key string) func() {
+	if !strings.HasPrefix(key, "_checkpoints/") {
+		return func() {}
+	}
+	n := s.inFlight.Add(1)
+	for m := s.most.Load(); n > m && !s.most.CompareAndSwap(m, n); m = s.most.Load() {
+	}
+	time.Sleep(20 * time.Millisecond)
+	return func() { s.inFlight.Add(-1) }
+}
+
+func (s *slowCheckpoints) Get(ctx context.Context, key string) ([]byte, error) {
+	defer s.slow(key)()
+	return s.Store.Get(ctx, key)
+}
+
+func (s *slowCheckpoints) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	defer s.slow(key)()
+	return s.Store.PutIfAbsent(ctx, key, data)
+}
+
+func (s *slowCheckpoints) List(ctx context.Context, prefix string) ([]string, error) {
+	defer s.slow(prefix)()
+	return s.Store.List(ctx, prefix)
+}
+
+// TestKafkaAssignmentTakesPartitionsInParallel: the claims and recoveries
+// of an assignment's partitions run at once, not one after another.
+func TestKafkaAssignmentTakesPartitionsInParallel(t *testing.T) {
+	addrs, st := kafkaStream(t, 1200, 6)
+	dir := t.TempDir()
+	local, _ := store.NewLocal(dir)
+	slow := &slowCheckpoints{Store: local}
+	if _, err := runKafka(context.Background(), t, addrs, "g-par", true, slow, nil); err != nil {
+		t.Fatal(err)
+	}
+	if slow.most.Load() < 2 {
+		t.Errorf("at most %d checkpoint requests in flight at once over 6 partitions", slow.most.Load())
+	}
+	checkExactlyOnce(t, dir, st)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
+	"golang.org/x/sync/errgroup"
 )
 
 // Store is what the pipeline needs from object storage: plain objects, and
@@ -644,6 +645,17 @@ func (r *runner) partition(ctx context.Context, name string) (*partState, error)
 	if ps := r.parts[name]; ps != nil {
 		return ps, nil
 	}
+	cp, err := r.take(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return r.adopt(name, cp)
+}
+
+// take is the storage side of taking a partition: its claim and the
+// recovery after it. It touches no runner state, so the partitions of an
+// assignment are taken in parallel.
+func (r *runner) take(ctx context.Context, name string) (*checkpoint.Handle, error) {
 	cp, rec, err := r.claim(ctx, name)
 	if err != nil {
 		return nil, err
@@ -655,6 +667,11 @@ func (r *runner) partition(ctx context.Context, name string) (*partState, error)
 	if deleted > 0 {
 		r.log.Info("removed files past the checkpoint; their records are read again", "partition", name, "files", deleted, "checkpoint_offset", cp.Offset)
 	}
+	return cp, nil
+}
+
+// adopt makes the state of a partition taken with checkpoint cp.
+func (r *runner) adopt(name string, cp *checkpoint.Handle) (*partState, error) {
 	if r.perPartition {
 		c := arrowschema.NewCatalog(r.cfg.Schema)
 		if len(cp.Catalog) > 0 {
@@ -662,9 +679,11 @@ func (r *runner) partition(ctx context.Context, name string) (*partState, error)
 			if err := json.Unmarshal(cp.Catalog, &snap); err != nil {
 				return nil, fmt.Errorf("checkpoint of %s: catalog snapshot: %w", name, err)
 			}
-			if c, err = arrowschema.RestoreCatalog(r.cfg.Schema, snap); err != nil {
+			restored, err := arrowschema.RestoreCatalog(r.cfg.Schema, snap)
+			if err != nil {
 				return nil, fmt.Errorf("checkpoint of %s: %w", name, err)
 			}
+			c = restored
 		}
 		r.catalogs[name] = c
 	}
@@ -676,6 +695,32 @@ func (r *runner) partition(ctx context.Context, name string) (*partState, error)
 // control handles partition ownership events of the source.
 func (r *runner) control(ctx context.Context, c *source.Control) error {
 	if c.Resume != nil {
+		// Each take is a few requests to the store; one after another
+		// they held up the assignment by that much per partition.
+		var todo []string
+		for _, p := range c.Partitions {
+			if r.parts[p] == nil {
+				todo = append(todo, p)
+			}
+		}
+		taken := make([]*checkpoint.Handle, len(todo))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(8)
+		for i, p := range todo {
+			g.Go(func() error {
+				cp, err := r.take(gctx, p)
+				taken[i] = cp
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		for i, p := range todo {
+			if _, err := r.adopt(p, taken[i]); err != nil {
+				return err
+			}
+		}
 		resume := map[string]int64{}
 		for _, p := range c.Partitions {
 			ps, err := r.partition(ctx, p)
