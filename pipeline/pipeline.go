@@ -1036,6 +1036,7 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 		}
 	}
 	acks := map[string]int64{}
+	var fenced error
 	names := make([]string, 0, len(r.parts))
 	for name := range r.parts {
 		names = append(names, name)
@@ -1055,10 +1056,15 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 			ps.cp.Catalog = snap
 		}
 		if err := ps.cp.Save(ctx, r.cfg.Store, r.cfg.Now()); err != nil {
-			if errors.Is(err, checkpoint.ErrFenced) {
-				r.withdraw(ctx, name)
+			if !errors.Is(err, checkpoint.ErrFenced) {
+				return err
 			}
-			return err
+			// Lost to another instance: its files are withdrawn, and the
+			// other partitions are still checkpointed (or found lost too)
+			// before the run stops.
+			r.withdraw(ctx, name)
+			fenced = errors.Join(fenced, err)
+			continue
 		}
 		intents, _ := r.up.takeIntents(name)
 		if err := checkpoint.Settle(ctx, r.cfg.Store, intents); err != nil {
@@ -1068,8 +1074,11 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 	}
 	if a, ok := r.cfg.Source.(acker); ok && len(acks) > 0 {
 		if err := a.Ack(ctx, acks); err != nil {
-			return err
+			return errors.Join(fenced, err)
 		}
+	}
+	if fenced != nil {
+		return fenced
 	}
 	r.lastCommit = r.cfg.Now()
 	if len(acks) > 0 {

@@ -487,48 +487,70 @@ func TestRecordBeingAppendedIsReadWhenComplete(t *testing.T) {
 }
 
 // TestSecondInstanceFencesTheFirst: a second run over the same input while
-// the first is still exporting it claims the partition: the first fails at
-// its next checkpoint, and what it writes after the claim (files under its
-// own run's names, beside the second run's) never replaces the second
-// run's files. Its leftovers are cleared by the next run, and the lake
-// then holds every record exactly once.
+// the first is still exporting it claims its partitions: the first fails
+// at its next checkpoint, and what it wrote after the claim (files under
+// its own run's names, beside the second run's) it deletes, for every
+// partition it lost, so the lake holds every record exactly once, and
+// still does after a third run.
 func TestSecondInstanceFencesTheFirst(t *testing.T) {
 	if testing.Short() {
-		t.Skip("reads a stream slowly for about three seconds")
+		t.Skip("reads a stream slowly for a few seconds")
 	}
-	in := filepath.Join(t.TempDir(), "in.jsonl")
-	st := generate(t, in, gen.Options{Records: 3000, Tables: 2, Seed: 11})
-	dir := t.TempDir()
-	obs := &checkpointCounter{}
-	firstDone := make(chan error, 1)
-	go func() {
-		_, err := export(t, dir, func(c *pipeline.Config) {
-			steadyLoad(c)
-			c.Observer = obs
-		}, in)
-		firstDone <- err
-	}()
-	for deadline := time.Now().Add(10 * time.Second); obs.n.Load() == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the first run wrote no checkpoint in 10 s")
+	in1, in2 := filepath.Join(t.TempDir(), "a.jsonl"), filepath.Join(t.TempDir(), "b.jsonl")
+	st1 := generate(t, in1, gen.Options{Records: 1500, Tables: 2, Seed: 11})
+	st2 := generate(t, in2, gen.Options{Records: 1500, Tables: 2, Seed: 12})
+	for _, inputs := range [][]string{{in1}, {in1, in2}} {
+		want := int64(st1.DML)
+		if len(inputs) == 2 {
+			want += int64(st2.DML)
 		}
-	}
-	if _, err := export(t, dir, nil, in); err != nil {
-		t.Fatalf("second run: %v", err)
-	}
-	if err := <-firstDone; !errors.Is(err, checkpoint.ErrFenced) {
-		t.Fatalf("first run: %v, want it fenced", err)
-	}
-	check := func(when string) {
-		rows := query(t, openDuck(t), `SELECT count(*), count(DISTINCT pos) FROM `+lakeGlob(dir, ""))
-		if n, distinct := rows[0][0].(int64), rows[0][1].(int64); n != int64(st.DML) || distinct != n {
-			t.Errorf("%s: %d rows, %d distinct pos; want %d once each", when, n, distinct, st.DML)
+		dir := t.TempDir()
+		obs := &readObserver{last: source.PartitionName(inputs[len(inputs)-1])}
+		firstDone := make(chan error, 1)
+		go func() {
+			_, err := export(t, dir, func(c *pipeline.Config) {
+				steadyLoad(c)
+				c.Observer = obs
+			}, inputs...)
+			firstDone <- err
+		}()
+		// Until the first run has checkpointed and reads its last input,
+		// so that it holds every partition when the second run claims them.
+		for deadline := time.Now().Add(10 * time.Second); obs.n.Load() == 0 || !obs.readLast.Load(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the first run wrote no checkpoint or did not reach its last input in 10 s")
+			}
 		}
+		if _, err := export(t, dir, nil, inputs...); err != nil {
+			t.Fatalf("second run: %v", err)
+		}
+		if err := <-firstDone; !errors.Is(err, checkpoint.ErrFenced) {
+			t.Fatalf("first run: %v, want it fenced", err)
+		}
+		check := func(when string) {
+			rows := query(t, openDuck(t), `SELECT count(*), count(DISTINCT (src_partition, pos)) FROM `+lakeGlob(dir, ""))
+			if n, distinct := rows[0][0].(int64), rows[0][1].(int64); n != want || distinct != n {
+				t.Errorf("%d inputs, %s: %d rows, %d distinct positions; want %d once each", len(inputs), when, n, distinct, want)
+			}
+		}
+		check("once the first run is fenced")
+		if _, err := export(t, dir, nil, inputs...); err != nil {
+			t.Fatalf("third run: %v", err)
+		}
+		check("after a third run")
 	}
-	// The fenced run deleted what it wrote after the second run's claim.
-	check("once the first run is fenced")
-	if _, err := export(t, dir, nil, in); err != nil {
-		t.Fatalf("third run: %v", err)
+}
+
+// readObserver counts checkpoints and notes when a record of partition
+// last is read.
+type readObserver struct {
+	checkpointCounter
+	last     string
+	readLast atomic.Bool
+}
+
+func (o *readObserver) RecordRead(partition string) {
+	if partition == o.last {
+		o.readLast.Store(true)
 	}
-	check("after a third run")
 }
