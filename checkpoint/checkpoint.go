@@ -140,6 +140,11 @@ func (h *Handle) Save(ctx context.Context, s Store, now time.Time) error {
 	if errors.Is(err, store.ErrPreconditionFailed) {
 		return fmt.Errorf("partition %s: %w; this instance stops writing it", h.Partition, ErrFenced)
 	}
+	if errors.Is(err, store.ErrOutcomeUnknown) {
+		// Not ErrFenced: the write may have landed, and what it covers
+		// must not be withdrawn. The next start reads which it was.
+		return fmt.Errorf("write checkpoint %s: %w; stopping, the next start reads the checkpoint and recovers from it", key, err)
+	}
 	if err != nil {
 		return fmt.Errorf("write checkpoint %s: %w", key, err)
 	}
@@ -202,29 +207,44 @@ func WriteIntent(ctx context.Context, s Store, partition string, firstOffset int
 }
 
 // Recover makes storage agree with the checkpoint c of a partition, as it
-// was loaded, in two steps around the claim. Settle, before it: an intent
-// of the run that wrote c, at or before its offset, was committed by it,
-// so the intent is removed and its files kept; this needs no fencing, and
-// done first, a claim whose deletions then fail leaves nothing committed
-// to be judged by the wrong owner. DeleteUncovered, after it: the files of
-// every other intent hold records that will be read again, so they are
-// deleted (whole or not: a PUT is atomic): past the offset, or written by
-// a run that no longer owned the partition, and can no longer commit since
-// the claim fenced it.
+// was loaded, in two steps around the claim. StartRecovery, before it: an
+// intent of the run that wrote c, at or before its offset, was committed
+// by it, so the intent is removed and its files kept; this needs no
+// fencing, and done first, a claim whose deletions then fail leaves
+// nothing committed to be judged by the wrong owner. DeleteUncovered,
+// after it, lists the intents again (the previous owner may have written
+// more until the claim) and deletes the files of every one c does not
+// cover: they hold records that will be read again (whole or not: a PUT
+// is atomic), past the offset or written by a run that no longer owned
+// the partition, and can no longer commit since the claim fenced it.
 type Recovery struct {
-	s          Store
-	c          Checkpoint
-	uncovered  []string // intent keys
-	uncoveredF [][]string
+	s Store
+	c Checkpoint
 }
 
-// StartRecovery lists the partition's intents and settles those c covers.
+// StartRecovery settles the partition's intents that c covers.
 func StartRecovery(ctx context.Context, s Store, c Checkpoint) (*Recovery, error) {
+	r := &Recovery{s: s, c: c}
+	if _, err := r.sweep(ctx, false); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// DeleteUncovered deletes the files of the intents the checkpoint does not
+// cover, then the intents; call it once the partition is claimed. It
+// returns the number of files deleted.
+func (r *Recovery) DeleteUncovered(ctx context.Context) (int, error) {
+	return r.sweep(ctx, true)
+}
+
+func (r *Recovery) sweep(ctx context.Context, uncovered bool) (int, error) {
+	s, c := r.s, r.c
 	keys, err := s.List(ctx, intentPrefix(c.Partition))
 	if err != nil {
-		return nil, fmt.Errorf("list intents of %s: %w", c.Partition, err)
+		return 0, fmt.Errorf("list intents of %s: %w", c.Partition, err)
 	}
-	rec := &Recovery{s: s, c: c}
+	deleted := 0
 	for _, k := range keys {
 		if _, err := strconv.ParseInt(strings.SplitN(k[len(intentPrefix(c.Partition)):], "-", 2)[0], 10, 64); err != nil {
 			continue // not ours
@@ -234,39 +254,28 @@ func StartRecovery(ctx context.Context, s Store, c Checkpoint) (*Recovery, error
 			continue // settled meanwhile
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read intent %s: %w", k, err)
+			return deleted, fmt.Errorf("read intent %s: %w", k, err)
 		}
 		var in intent
 		if err := json.Unmarshal(data, &in); err != nil || (in.Key == "" && len(in.Keys) == 0) {
-			return nil, fmt.Errorf("intent %s is corrupt: delete it and the files it names", k)
+			return deleted, fmt.Errorf("intent %s is corrupt: delete it and the files it names", k)
 		}
-		if in.FirstOffset <= c.Offset && in.Owner == c.Owner {
-			if err := s.Delete(ctx, k); err != nil {
-				return nil, err
+		covered := in.FirstOffset <= c.Offset && in.Owner == c.Owner
+		if !covered && !uncovered {
+			continue // for DeleteUncovered, after the claim
+		}
+		if !covered {
+			if in.Key != "" {
+				in.Keys = append(in.Keys, in.Key)
 			}
-			continue
-		}
-		if in.Key != "" {
-			in.Keys = append(in.Keys, in.Key)
-		}
-		rec.uncovered, rec.uncoveredF = append(rec.uncovered, k), append(rec.uncoveredF, in.Keys)
-	}
-	return rec, nil
-}
-
-// DeleteUncovered deletes the files of the intents the checkpoint does not
-// cover, then the intents; call it once the partition is claimed. It
-// returns the number of files deleted.
-func (r *Recovery) DeleteUncovered(ctx context.Context) (int, error) {
-	deleted := 0
-	for i, k := range r.uncovered {
-		for _, dk := range r.uncoveredF[i] {
-			if err := r.s.Delete(ctx, dk); err != nil {
-				return deleted, err
+			for _, dk := range in.Keys {
+				if err := s.Delete(ctx, dk); err != nil {
+					return deleted, err
+				}
+				deleted++
 			}
-			deleted++
 		}
-		if err := r.s.Delete(ctx, k); err != nil {
+		if err := s.Delete(ctx, k); err != nil {
 			return deleted, err
 		}
 	}

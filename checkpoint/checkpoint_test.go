@@ -279,3 +279,32 @@ func TestClaimAfterSettlingKeepsCommittedFiles(t *testing.T) {
 		t.Errorf("a committed file was deleted: %v", err)
 	}
 }
+
+// TestIntentWrittenBeforeTheClaimIsDeleted: the previous owner may still
+// write an intent and its file between the new run's first listing and
+// its claim; DeleteUncovered lists again and deletes that file too.
+func TestIntentWrittenBeforeTheClaimIsDeleted(t *testing.T) {
+	st, _ := store.NewLocal(t.TempDir())
+	ctx := context.Background()
+	a, _ := Load(ctx, st, "p")
+	if err := a.Claim(ctx, st, "runA", time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Load(ctx, st, "p")
+	rec, err := StartRecovery(ctx, st, b.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := "T/schema_version=1/dt=x/late.parquet"
+	st.Put(ctx, late, []byte("x"))
+	WriteIntent(ctx, st, "p", 0, []string{late}, "runA")
+	if err := b.Claim(ctx, st, "runB", time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rec.DeleteUncovered(ctx); err != nil || n != 1 {
+		t.Fatalf("deleted %d, %v; want the late file", n, err)
+	}
+	if _, err := st.Get(ctx, late); !errors.Is(err, store.ErrNotExist) {
+		t.Errorf("the late file is still there: %v", err)
+	}
+}

@@ -590,9 +590,18 @@ func (r *runner) catalog(partition string) *arrowschema.Catalog {
 // may have run before they were uploaded, and would never see them.
 func (r *runner) withdraw(ctx context.Context, name string) {
 	intents, files := r.up.takeIntents(name)
-	for _, k := range append(files, intents...) {
+	failed := false
+	for _, k := range files {
 		if err := r.cfg.Store.Delete(ctx, k); err != nil {
-			r.log.Warn("could not delete a file of a partition this instance lost; the partition's next owner's start deletes it if its intent is left", "partition", name, "key", k, "error", err)
+			failed = true
+			r.log.Warn("could not delete a file of a partition this instance lost; its intent is kept, for the partition's next claim to delete it", "partition", name, "key", k, "error", err)
+		}
+	}
+	if !failed {
+		for _, k := range intents {
+			if err := r.cfg.Store.Delete(ctx, k); err != nil {
+				r.log.Warn("could not delete an intent of a partition this instance lost; its files are gone", "partition", name, "key", k, "error", err)
+			}
 		}
 	}
 	r.log.Warn("partition taken over by another instance: this instance's files of it since its last checkpoint are deleted", "partition", name, "files", len(files))
@@ -604,7 +613,7 @@ func (r *runner) withdraw(ctx context.Context, name string) {
 // in flight, deleted next, can never be committed by it. A checkpoint
 // written between the load and the claim (the previous owner's last
 // commit at a rebalance) is loaded again, a few times.
-func (r *runner) claim(ctx context.Context, name string) (*checkpoint.Handle, *checkpoint.Recovery, error) {
+func (r *runner) claim(ctx context.Context, name string, now time.Time) (*checkpoint.Handle, *checkpoint.Recovery, error) {
 	for attempt := 0; ; attempt++ {
 		cp, err := checkpoint.Load(ctx, r.cfg.Store, name)
 		if err != nil {
@@ -614,7 +623,7 @@ func (r *runner) claim(ctx context.Context, name string) (*checkpoint.Handle, *c
 		if err != nil {
 			return nil, nil, fmt.Errorf("recover partition %s: %w", name, err)
 		}
-		err = cp.Claim(ctx, r.cfg.Store, r.run, r.cfg.Now())
+		err = cp.Claim(ctx, r.cfg.Store, r.run, now)
 		if err == nil {
 			return cp, rec, nil
 		}
@@ -645,7 +654,7 @@ func (r *runner) partition(ctx context.Context, name string) (*partState, error)
 	if ps := r.parts[name]; ps != nil {
 		return ps, nil
 	}
-	cp, err := r.take(ctx, name)
+	cp, err := r.take(ctx, name, r.cfg.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -655,8 +664,8 @@ func (r *runner) partition(ctx context.Context, name string) (*partState, error)
 // take is the storage side of taking a partition: its claim and the
 // recovery after it. It touches no runner state, so the partitions of an
 // assignment are taken in parallel.
-func (r *runner) take(ctx context.Context, name string) (*checkpoint.Handle, error) {
-	cp, rec, err := r.claim(ctx, name)
+func (r *runner) take(ctx context.Context, name string, now time.Time) (*checkpoint.Handle, error) {
+	cp, rec, err := r.claim(ctx, name, now)
 	if err != nil {
 		return nil, err
 	}
@@ -706,9 +715,10 @@ func (r *runner) control(ctx context.Context, c *source.Control) error {
 		taken := make([]*checkpoint.Handle, len(todo))
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(8)
+		now := r.cfg.Now() // Config.Now need not be safe for concurrent use
 		for i, p := range todo {
 			g.Go(func() error {
-				cp, err := r.take(gctx, p)
+				cp, err := r.take(gctx, p, now)
 				taken[i] = cp
 				return err
 			})

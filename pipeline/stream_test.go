@@ -20,6 +20,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
+	"github.com/lakehouse-exporter/lakehouse-exporter/store"
 )
 
 func generate(t *testing.T, path string, o gen.Options) gen.Stats {
@@ -552,5 +553,45 @@ type readObserver struct {
 func (o *readObserver) RecordRead(partition string) {
 	if partition == o.last {
 		o.readLast.Store(true)
+	}
+}
+
+// lostResponse: the first conditional write of a checkpoint lands in
+// storage but reports an unknown outcome, as the S3 store does when a
+// retried If-Match finds the ETag its lost first attempt wrote.
+type lostResponse struct {
+	pipeline.Store
+	hit atomic.Bool
+}
+
+func (s *lostResponse) PutIfMatch(ctx context.Context, key string, data []byte, etag string) error {
+	if strings.HasPrefix(key, "_checkpoints/partitions/") && s.hit.CompareAndSwap(false, true) {
+		if err := s.Store.PutIfMatch(ctx, key, data, etag); err != nil {
+			return err
+		}
+		return fmt.Errorf("put %s: %w", key, store.ErrOutcomeUnknown)
+	}
+	return s.Store.PutIfMatch(ctx, key, data, etag)
+}
+
+// TestCheckpointOfUnknownOutcomeIsNotWithdrawn: a checkpoint write whose
+// outcome is unknown stops the run without deleting what it may cover (it
+// did land here), and the next run exports the rest: every record once.
+func TestCheckpointOfUnknownOutcomeIsNotWithdrawn(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	st := generate(t, in, gen.Options{Records: 2000, Tables: 2, Seed: 3})
+	dir := t.TempDir()
+	local, _ := store.NewLocal(dir)
+	lr := &lostResponse{Store: local}
+	_, err := export(t, dir, func(c *pipeline.Config) { c.Store = lr }, in)
+	if !errors.Is(err, store.ErrOutcomeUnknown) || errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("first run: %v, want the unknown outcome, not a fence", err)
+	}
+	if _, err := export(t, dir, nil, in); err != nil {
+		t.Fatal(err)
+	}
+	rows := query(t, openDuck(t), `SELECT count(*), count(DISTINCT pos) FROM `+lakeGlob(dir, ""))
+	if n, distinct := rows[0][0].(int64), rows[0][1].(int64); n != int64(st.DML) || distinct != n {
+		t.Errorf("%d rows, %d distinct pos; want %d once each", n, distinct, st.DML)
 	}
 }

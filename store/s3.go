@@ -274,6 +274,7 @@ func (s *S3) put(ctx context.Context, key string, data []byte, ifNoneMatch, ifMa
 	if s.cfg.StorageClass != "" {
 		in.StorageClass = tmtypes.StorageClass(s.cfg.StorageClass)
 	}
+	mayHaveLanded := false
 	return s.retry(ctx, "put", key, func() error {
 		in.Body = bytes.NewReader(data)
 		_, err := s.uploader.UploadObject(ctx, in)
@@ -282,7 +283,15 @@ func (s *S3) put(ctx context.Context, key string, data []byte, ifNoneMatch, ifMa
 			if errors.As(err, &mpu) {
 				s.log.Warn("multipart upload failed and was aborted", "key", k, "upload_id", mpu.UploadID(), "error", err)
 			}
-			return s.explain("put", key, err)
+			err = s.explain("put", key, err)
+			conditional := ifNoneMatch != nil || ifMatch != nil
+			if conditional && errors.Is(err, ErrPreconditionFailed) && mayHaveLanded {
+				// Possibly our own earlier attempt that made the condition
+				// false: a fence here could not be told from a success.
+				return fmt.Errorf("put %s: %w (%v, after a failed attempt)", key, ErrOutcomeUnknown, err)
+			}
+			mayHaveLanded = true
+			return err
 		}
 		return nil
 	})
@@ -434,7 +443,7 @@ func (s *S3) retry(ctx context.Context, op, key string, fn func() error) error {
 	b.MaxInterval = s.cfg.MaxBackoff
 	_, err := backoff.Retry(ctx, func() (struct{}, error) {
 		err := fn()
-		if err != nil && (errors.Is(err, ErrPermanent) || errors.Is(err, ErrNotExist) || errors.Is(err, ErrPreconditionFailed)) {
+		if err != nil && (errors.Is(err, ErrPermanent) || errors.Is(err, ErrNotExist) || errors.Is(err, ErrPreconditionFailed) || errors.Is(err, ErrOutcomeUnknown)) {
 			return struct{}{}, backoff.Permanent(err)
 		}
 		return struct{}{}, err

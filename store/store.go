@@ -16,6 +16,12 @@ var ErrNotExist = errors.New("object does not exist")
 // condition does not hold.
 var ErrPreconditionFailed = errors.New("precondition failed")
 
+// ErrOutcomeUnknown is returned (wrapped) by a conditional put that was
+// retried after an attempt whose outcome is unknown (a lost response, a
+// server error) and then found its condition false: the first attempt may
+// have written the object. Read it to know.
+var ErrOutcomeUnknown = errors.New("conditional write's outcome unknown")
+
 // ValidateKey rejects keys that could escape the store's root or that
 // object stores and file systems disagree about.
 func ValidateKey(key string) error {
