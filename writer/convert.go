@@ -350,43 +350,12 @@ func checkNumericText(text []byte, r arrowschema.SourceRange) error {
 	if r.Precision <= 0 {
 		return nil
 	}
-	// The value is digits × 10^exp, digits without leading or trailing
-	// zeros.
-	var digits []byte
-	exp, i := 0, 0
-	if text[0] == '-' || text[0] == '+' {
-		i++
+	var stack [128]byte
+	buf := stack[:]
+	if r.Precision >= len(buf) {
+		buf = make([]byte, r.Precision+1)
 	}
-	point := false
-	for ; i < len(text) && text[i] != 'e' && text[i] != 'E'; i++ {
-		switch {
-		case text[i] == '.':
-			point = true
-		case len(digits) > 0 || text[i] != '0':
-			digits = append(digits, text[i])
-			if point {
-				exp--
-			}
-		case point:
-			exp-- // a leading zero after the point
-		}
-	}
-	if i < len(text) {
-		e, err := strconv.Atoi(string(text[i+1:]))
-		if err != nil || e > 1<<20 || e < -(1<<20) {
-			return fmt.Errorf("%q is outside NUMERIC(%d,%d)", text, r.Precision, r.Scale)
-		}
-		exp += e
-	}
-	for len(digits) > 0 && digits[len(digits)-1] == '0' {
-		digits, exp = digits[:len(digits)-1], exp+1
-	}
-	if len(digits) == 0 {
-		return nil // zero
-	}
-	// As an integer count of 10^-scale units it has len+exp+scale digits,
-	// and it must be a whole count.
-	if exp < -r.Scale || len(digits)+exp+r.Scale > r.Precision {
+	if _, digits, err := scaledDigits(text, r.Scale, buf); err != nil || len(digits) > r.Precision {
 		return fmt.Errorf("%q is outside NUMERIC(%d,%d)", text, r.Precision, r.Scale)
 	}
 	return nil
@@ -441,13 +410,42 @@ var (
 // parseDecimal parses a JSON number (or numeric string) into a decimal with
 // the given precision and scale, exactly: no float round trip, no rounding.
 func parseDecimal(text []byte, precision, scale int32) (decimal128.Num, error) {
+	var buf [80]byte
+	neg, digits, err := scaledDigits(text, int(scale), buf[:])
+	if err != nil {
+		return decimal128.Num{}, err
+	}
+	if len(digits) > int(precision) {
+		return decimal128.Num{}, errPrecision
+	}
+	if len(digits) <= 18 {
+		var v int64
+		for _, d := range digits {
+			v = v*10 + int64(d-'0')
+		}
+		if neg {
+			v = -v
+		}
+		return decimal128.FromI64(v), nil
+	}
+	var b big.Int
+	b.SetString(string(digits), 10)
+	if neg {
+		b.Neg(&b)
+	}
+	return decimal128.FromBigInt(&b), nil
+}
+
+// scaledDigits returns the digits of decimal text's value counted in
+// units of 10^-scale (no leading zeros, none for zero), written into buf.
+// It refuses text that is not a decimal number (errNumber), digits past
+// the scale (errScale) and more digits than buf holds (errPrecision).
+func scaledDigits(text []byte, scale int, buf []byte) (neg bool, digits []byte, err error) {
 	i := 0
-	neg := false
 	if i < len(text) && (text[i] == '-' || text[i] == '+') {
 		neg = text[i] == '-'
 		i++
 	}
-	var digits [80]byte
 	nd := 0
 	fracDigits := 0
 	sawDigit, sawDot := false, false
@@ -459,10 +457,10 @@ func parseDecimal(text []byte, precision, scale int32) (decimal128.Num, error) {
 			if nd == 0 && ch == '0' {
 				// leading zeros carry no precision
 			} else {
-				if nd == len(digits) {
-					return decimal128.Num{}, errPrecision
+				if nd == len(buf) {
+					return false, nil, errPrecision
 				}
-				digits[nd] = ch
+				buf[nd] = ch
 				nd++
 			}
 			if sawDot {
@@ -476,63 +474,43 @@ func parseDecimal(text []byte, precision, scale int32) (decimal128.Num, error) {
 	}
 exponent:
 	if !sawDigit {
-		return decimal128.Num{}, errNumber
+		return false, nil, errNumber
 	}
 	exp := 0
 	if i < len(text) {
 		if text[i] != 'e' && text[i] != 'E' {
-			return decimal128.Num{}, errNumber
+			return false, nil, errNumber
 		}
 		e, err := strconv.Atoi(unsafeString(text[i+1:]))
 		if err != nil || e > 1000 || e < -1000 {
-			return decimal128.Num{}, errNumber
+			return false, nil, errNumber
 		}
 		exp = e
 	}
 	// value = digits × 10^(exp - fracDigits); we need digits × 10^scale.
-	shift := int(scale) + exp - fracDigits
+	shift := scale + exp - fracDigits
 	if shift < 0 {
 		drop := -shift
 		if drop > nd {
 			drop = nd
 			// every digit is fractional beyond the scale
 		}
-		for _, d := range digits[nd-drop : nd] {
+		for _, d := range buf[nd-drop : nd] {
 			if d != '0' {
-				return decimal128.Num{}, errScale
+				return false, nil, errScale
 			}
 		}
 		nd -= drop
-	} else {
-		if nd > 0 && nd+shift > len(digits) {
-			return decimal128.Num{}, errPrecision
+	} else if nd > 0 {
+		if nd+shift > len(buf) {
+			return false, nil, errPrecision
 		}
-		if nd > 0 {
-			for k := 0; k < shift; k++ {
-				digits[nd] = '0'
-				nd++
-			}
+		for k := 0; k < shift; k++ {
+			buf[nd] = '0'
+			nd++
 		}
 	}
-	if nd > int(precision) {
-		return decimal128.Num{}, errPrecision
-	}
-	if nd <= 18 {
-		var v int64
-		for _, d := range digits[:nd] {
-			v = v*10 + int64(d-'0')
-		}
-		if neg {
-			v = -v
-		}
-		return decimal128.FromI64(v), nil
-	}
-	var b big.Int
-	b.SetString(string(digits[:nd]), 10)
-	if neg {
-		b.Neg(&b)
-	}
-	return decimal128.FromBigInt(&b), nil
+	return neg, buf[:nd], nil
 }
 
 // parseDate accepts YYYY-MM-DD, or a timestamp at exactly midnight.
