@@ -870,13 +870,7 @@ func TestVersionsDateAndTimestampKinds(t *testing.T) {
 // that union versions by name never mix two source columns.
 func TestFolderKeyColumnsKeepTheirWrittenNameAcrossVersions(t *testing.T) {
 	c := NewCatalog(Options{})
-	md := func(names ...string) cdc.TableMetadata {
-		m := cdc.TableMetadata{Table: "S.T"}
-		for _, n := range names {
-			m.Columns = append(m.Columns, cdc.Column{Name: n, Type: "string", Nullable: true})
-		}
-		return m
-	}
+	md := stringTable
 	written := func(v *Version) map[string]string {
 		out := map[string]string{}
 		for i, col := range v.Columns {
@@ -906,14 +900,7 @@ func TestFolderKeyColumnsKeepTheirWrittenNameAcrossVersions(t *testing.T) {
 	} else if re, ok := cdc.AsReject(err); !ok || re.Reason != cdc.ReasonBadMetadata {
 		t.Errorf("DT and Dt_: %v, want bad_metadata", err)
 	}
-	snap := c.Snapshot()
-	for i := range snap.Tables {
-		snap.Tables[i].Metadata = md("ID", "DT", "Dt_")
-	}
-	restored, err := RestoreCatalog(Options{}, snap)
-	if err != nil {
-		t.Fatalf("restoring a catalog with DT and Dt_: %v", err)
-	}
+	restored := restoreAs(t, c, md("ID", "DT", "Dt_"))
 	if v := restored.Current("S.T"); written(v)["DT"] != "DT" || written(v)["Dt_"] != "Dt_" {
 		t.Errorf("restored: written as %v", written(v))
 	}
@@ -951,13 +938,7 @@ func TestQlikIntegerWideningOpensAVersion(t *testing.T) {
 // bad_metadata; a checkpoint's catalog holding such a table still
 // restores.
 func TestColumnsThatDifferOnlyInCaseAreRefused(t *testing.T) {
-	md := func(cols ...string) cdc.TableMetadata {
-		m := cdc.TableMetadata{Table: "S.T"}
-		for _, n := range cols {
-			m.Columns = append(m.Columns, cdc.Column{Name: n, Type: "string", Nullable: true})
-		}
-		return m
-	}
+	md := stringTable
 	c := NewCatalog(Options{})
 	if _, err := c.ApplyMetadata(md("ID", "A"), "p1", time.Time{}); err != nil {
 		t.Fatal(err)
@@ -971,15 +952,32 @@ func TestColumnsThatDifferOnlyInCaseAreRefused(t *testing.T) {
 	if v := c.Current("S.T"); v.Number != 1 {
 		t.Errorf("a refused metadata changed the version to %d", v.Number)
 	}
-	snap := c.Snapshot()
-	for i := range snap.Tables {
-		snap.Tables[i].Metadata = md("ID", "A", "a")
-	}
-	restored, err := RestoreCatalog(Options{}, snap)
-	if err != nil {
-		t.Fatalf("restoring a catalog with A and a: %v", err)
-	}
+	restored := restoreAs(t, c, md("ID", "A", "a"))
 	if v := restored.Current("S.T"); len(v.Columns) != 3 {
 		t.Errorf("restored %d columns, want 3", len(v.Columns))
 	}
+}
+
+// stringTable is metadata of table S.T with nullable string columns.
+func stringTable(names ...string) cdc.TableMetadata {
+	m := cdc.TableMetadata{Table: "S.T"}
+	for _, n := range names {
+		m.Columns = append(m.Columns, cdc.Column{Name: n, Type: "string", Nullable: true})
+	}
+	return m
+}
+
+// restoreAs restores c's snapshot with every table's metadata replaced by
+// md, as a checkpoint written by an older version could hold it.
+func restoreAs(t *testing.T, c *Catalog, md cdc.TableMetadata) *Catalog {
+	t.Helper()
+	snap := c.Snapshot()
+	for i := range snap.Tables {
+		snap.Tables[i].Metadata = md
+	}
+	restored, err := RestoreCatalog(Options{}, snap)
+	if err != nil {
+		t.Fatalf("restoring a catalog with columns %v: %v", md.Columns, err)
+	}
+	return restored
 }

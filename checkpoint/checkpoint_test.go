@@ -189,20 +189,8 @@ func TestRecoverDeletesEveryFileOfABatchIntent(t *testing.T) {
 func TestClaimFencesThePreviousOwnerAndRecoverJudgesByIt(t *testing.T) {
 	st, _ := store.NewLocal(t.TempDir())
 	ctx := context.Background()
-	old, _ := Load(ctx, st, "p")
-	if err := old.Claim(ctx, st, "runA", time.Unix(0, 0)); err != nil {
-		t.Fatal(err)
-	}
-	old.Offset = 20
-	if err := old.Save(ctx, st, time.Unix(1, 0)); err != nil {
-		t.Fatal(err)
-	}
-	file := func(name string) string {
-		k := "T/schema_version=1/dt=x/" + name + ".parquet"
-		st.Put(ctx, k, []byte("x"))
-		return k
-	}
-	committed, past, stale := file("a-committed"), file("a-past"), file("z-stale")
+	old := claimedBy(t, st, "p", "runA", 20)
+	committed, past, stale := dataFile(st, "a-committed"), dataFile(st, "a-past"), dataFile(st, "z-stale")
 	WriteIntent(ctx, st, "p", 11, []string{committed}, "runA")
 	WriteIntent(ctx, st, "p", 21, []string{past}, "runA")
 	WriteIntent(ctx, st, "p", 5, []string{stale}, "runZ") // a fenced run's upload, below the offset
@@ -252,17 +240,9 @@ func TestClaimFencesThePreviousOwnerAndRecoverJudgesByIt(t *testing.T) {
 func TestClaimAfterSettlingKeepsCommittedFiles(t *testing.T) {
 	st, _ := store.NewLocal(t.TempDir())
 	ctx := context.Background()
-	a, _ := Load(ctx, st, "p")
-	if err := a.Claim(ctx, st, "runA", time.Unix(0, 0)); err != nil {
-		t.Fatal(err)
-	}
-	committed := "T/schema_version=1/dt=x/a.parquet"
-	st.Put(ctx, committed, []byte("x"))
+	committed := dataFile(st, "a")
 	WriteIntent(ctx, st, "p", 11, []string{committed}, "runA")
-	a.Offset = 20
-	if err := a.Save(ctx, st, time.Unix(1, 0)); err != nil { // then stopped before settling
-		t.Fatal(err)
-	}
+	claimedBy(t, st, "p", "runA", 20) // then stopped before settling
 	b, _ := Load(ctx, st, "p")
 	if _, err := StartRecovery(ctx, st, b.Checkpoint); err != nil {
 		t.Fatal(err)
@@ -286,17 +266,13 @@ func TestClaimAfterSettlingKeepsCommittedFiles(t *testing.T) {
 func TestIntentWrittenBeforeTheClaimIsDeleted(t *testing.T) {
 	st, _ := store.NewLocal(t.TempDir())
 	ctx := context.Background()
-	a, _ := Load(ctx, st, "p")
-	if err := a.Claim(ctx, st, "runA", time.Unix(0, 0)); err != nil {
-		t.Fatal(err)
-	}
+	claimedBy(t, st, "p", "runA", -1)
 	b, _ := Load(ctx, st, "p")
 	rec, err := StartRecovery(ctx, st, b.Checkpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
-	late := "T/schema_version=1/dt=x/late.parquet"
-	st.Put(ctx, late, []byte("x"))
+	late := dataFile(st, "late")
 	WriteIntent(ctx, st, "p", 0, []string{late}, "runA")
 	if err := b.Claim(ctx, st, "runB", time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
@@ -307,4 +283,32 @@ func TestIntentWrittenBeforeTheClaimIsDeleted(t *testing.T) {
 	if _, err := st.Get(ctx, late); !errors.Is(err, store.ErrNotExist) {
 		t.Errorf("the late file is still there: %v", err)
 	}
+}
+
+// claimedBy loads partition's checkpoint and claims it for run, then
+// saves offset when it is not -1.
+func claimedBy(t *testing.T, st Store, partition, run string, offset int64) *Handle {
+	t.Helper()
+	ctx := context.Background()
+	h, err := Load(ctx, st, partition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Claim(ctx, st, run, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if offset != -1 {
+		h.Offset = offset
+		if err := h.Save(ctx, st, time.Unix(1, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+// dataFile puts a data file of one byte and returns its key.
+func dataFile(st Store, name string) string {
+	k := "T/schema_version=1/dt=x/" + name + ".parquet"
+	st.Put(context.Background(), k, []byte("x"))
+	return k
 }
