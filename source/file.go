@@ -362,7 +362,7 @@ func depth(b []byte) int {
 // Ready reports whether Next would return without waiting: always for
 // files, and for stdin only while input is buffered.
 func (f *Files) Ready() bool {
-	if f.cur == nil || f.cur.name != "stdin" {
+	if f.cur == nil || !f.cur.stdin {
 		return true
 	}
 	return f.cur.r.Buffered() > 0
