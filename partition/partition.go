@@ -138,7 +138,15 @@ func SchemaKey(tableSeg string, version int) string {
 	return "_schemas/" + tableSeg + "/v" + strconv.Itoa(version) + ".json"
 }
 
-// DLQKey is where a batch of rejected records goes.
-func DLQKey(day time.Time, sourcePartition string, firstOffset int64) string {
-	return fmt.Sprintf("_dlq/dt=%s/%s-%020d.jsonl", day.UTC().Format("2006-01-02"), sourcePartition, firstOffset)
+// DLQKey is where a batch of rejected records goes: by the day it is
+// written, the source range it starts at and the run that wrote it
+// (empty: none). Names sort by first offset within a day. As in
+// DataFileName, the run keeps an instance that lost its partition from
+// replacing the new owner's dead letters for the same first offset with
+// its own.
+func DLQKey(day time.Time, sourcePartition string, firstOffset int64, run string) string {
+	if run == "" {
+		return fmt.Sprintf("_dlq/dt=%s/%s-%020d.jsonl", day.UTC().Format("2006-01-02"), sourcePartition, firstOffset)
+	}
+	return fmt.Sprintf("_dlq/dt=%s/%s-%020d-%s.jsonl", day.UTC().Format("2006-01-02"), sourcePartition, firstOffset, run)
 }

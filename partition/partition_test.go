@@ -372,20 +372,23 @@ func TestDLQKey(t *testing.T) {
 		day    time.Time
 		part   string
 		offset int64
+		run    string
 		want   string
 	}{
-		{time.Date(2026, 7, 13, 4, 0, 0, 0, time.UTC), "0", 17, "_dlq/dt=2026-07-13/0-00000000000000000017.jsonl"},
+		{time.Date(2026, 7, 13, 4, 0, 0, 0, time.UTC), "0", 17, "0a1b2c3d", "_dlq/dt=2026-07-13/0-00000000000000000017-0a1b2c3d.jsonl"},
 		// the UTC date, not the local one
-		{time.Date(2026, 7, 13, 1, 30, 0, 0, plus2), "orders-2", 0, "_dlq/dt=2026-07-12/orders-2-00000000000000000000.jsonl"},
-		{time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC), "stdin", math.MaxInt64, "_dlq/dt=2026-12-31/stdin-09223372036854775807.jsonl"},
+		{time.Date(2026, 7, 13, 1, 30, 0, 0, plus2), "orders-2", 0, "0a1b2c3d", "_dlq/dt=2026-07-12/orders-2-00000000000000000000-0a1b2c3d.jsonl"},
+		{time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC), "stdin", math.MaxInt64, "ffffffff", "_dlq/dt=2026-12-31/stdin-09223372036854775807-ffffffff.jsonl"},
+		// no run: the name without one
+		{time.Date(2026, 7, 13, 4, 0, 0, 0, time.UTC), "0", 17, "", "_dlq/dt=2026-07-13/0-00000000000000000017.jsonl"},
 	}
 	for _, c := range cases {
-		if got := partition.DLQKey(c.day, c.part, c.offset); got != c.want {
-			t.Errorf("DLQKey(%v, %q, %d) = %q, want %q", c.day, c.part, c.offset, got, c.want)
+		if got := partition.DLQKey(c.day, c.part, c.offset, c.run); got != c.want {
+			t.Errorf("DLQKey(%v, %q, %d, %q) = %q, want %q", c.day, c.part, c.offset, c.run, got, c.want)
 		}
 	}
-	a := partition.DLQKey(time.Date(2026, 7, 13, 0, 0, 0, 0, time.UTC), "0", 9)
-	b := partition.DLQKey(time.Date(2026, 7, 13, 0, 0, 0, 0, time.UTC), "0", 10)
+	a := partition.DLQKey(time.Date(2026, 7, 13, 0, 0, 0, 0, time.UTC), "0", 9, "ffffffff")
+	b := partition.DLQKey(time.Date(2026, 7, 13, 0, 0, 0, 0, time.UTC), "0", 10, "00000000")
 	if !(a < b) {
 		t.Errorf("DLQ keys do not sort by offset: %q >= %q", a, b)
 	}

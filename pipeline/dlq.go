@@ -78,7 +78,7 @@ func (d *deadLetters) drain() map[string][]byte {
 	out := map[string][]byte{}
 	day := d.now()
 	for part, b := range d.batches {
-		out[partition.DLQKey(day, part, b.firstOffset)] = b.buf.Bytes()
+		out[partition.DLQKey(day, part, b.firstOffset, "")] = b.buf.Bytes()
 		delete(d.batches, part)
 	}
 	return out
