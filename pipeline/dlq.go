@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -39,10 +41,11 @@ type dlqBatch struct {
 type deadLetters struct {
 	batches map[string]*dlqBatch
 	now     func() time.Time
+	run     string // named in the files' keys, as in data files'
 }
 
-func newDeadLetters(now func() time.Time) *deadLetters {
-	return &deadLetters{batches: map[string]*dlqBatch{}, now: now}
+func newDeadLetters(now func() time.Time, run string) *deadLetters {
+	return &deadLetters{batches: map[string]*dlqBatch{}, now: now, run: run}
 }
 
 func (d *deadLetters) add(m *source.Message, table string, rej *cdc.RejectError) {
@@ -73,13 +76,24 @@ func (d *deadLetters) pending() int {
 	return n
 }
 
-// drain returns the files to write and forgets them.
-func (d *deadLetters) drain() map[string][]byte {
-	out := map[string][]byte{}
+// dlqFile is a dead-letter file to write: the rejects of one source
+// partition from firstOffset on.
+type dlqFile struct {
+	partition   string
+	firstOffset int64
+	key         string
+	data        []byte
+}
+
+// drain returns the files to write, by partition, and forgets them.
+func (d *deadLetters) drain() []dlqFile {
+	out := make([]dlqFile, 0, len(d.batches))
 	day := d.now()
 	for part, b := range d.batches {
-		out[partition.DLQKey(day, part, b.firstOffset, "")] = b.buf.Bytes()
+		out = append(out, dlqFile{partition: part, firstOffset: b.firstOffset,
+			key: partition.DLQKey(day, part, b.firstOffset, d.run), data: b.buf.Bytes()})
 		delete(d.batches, part)
 	}
+	slices.SortFunc(out, func(a, b dlqFile) int { return strings.Compare(a.partition, b.partition) })
 	return out
 }

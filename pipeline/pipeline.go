@@ -242,7 +242,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	defer w.Close()
 	r := &runner{
-		cfg: cfg, log: cfg.Logger, writer: w, mem: mem, dlq: newDeadLetters(cfg.Now),
+		cfg: cfg, log: cfg.Logger, writer: w, mem: mem, dlq: newDeadLetters(cfg.Now, run),
 		sum:  Summary{RowsByTable: map[string]int64{}, RejectedBy: map[cdc.Reason]int64{}},
 		held: map[string][]heldRecord{}, logged: map[cdc.Reason]bool{}, undated: map[string]bool{},
 		catalogs: map[string]*arrowschema.Catalog{}, parts: map[string]*partState{}, schemaDocs: map[string][]byte{},
@@ -585,9 +585,10 @@ func (r *runner) catalog(partition string) *arrowschema.Catalog {
 	return c
 }
 
-// withdraw deletes the files this run wrote for a partition it has lost
-// since its last checkpoint, and their intents: the new owner's recovery
-// may have run before they were uploaded, and would never see them.
+// withdraw deletes the files (data and dead letters) this run wrote for a
+// partition it has lost since its last checkpoint, and their intents: the
+// new owner's recovery may have run before they were uploaded, and would
+// never see them.
 func (r *runner) withdraw(ctx context.Context, name string) {
 	intents, files := r.up.takeIntents(name)
 	failed := false
@@ -1005,7 +1006,7 @@ func (r *runner) upload(ctx context.Context, files []*writer.File) error {
 
 // commit makes everything read so far durable, in the order the protocol
 // needs: held records are released, every buffer is flushed, every file is
-// uploaded (each after its intent), dead letters are written, then each
+// uploaded, dead letters too (each after its intent), then each
 // partition's checkpoint (fenced), and only then is the source told.
 func (r *runner) commit(ctx context.Context, reason string) error {
 	keys := make([]string, 0, len(r.held))
@@ -1037,13 +1038,13 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 		}
 		delete(r.schemaDocs, k)
 	}
+	for _, f := range r.dlq.drain() {
+		if err := r.up.sendDeadLetters(ctx, f); err != nil {
+			return fmt.Errorf("write dead letters %s: %w", f.key, err)
+		}
+	}
 	if err := r.up.wait(); err != nil {
 		return err
-	}
-	for key, data := range r.dlq.drain() {
-		if err := r.cfg.Store.Put(ctx, key, data); err != nil {
-			return fmt.Errorf("write dead letters %s: %w", key, err)
-		}
 	}
 	acks := map[string]int64{}
 	var fenced error

@@ -37,7 +37,7 @@ type uploader struct {
 	sum     *Summary
 	obs     Observer
 	intents map[string][]string // source partition → intents written since the last take
-	files   map[string][]string // source partition → data files those intents name
+	files   map[string][]string // source partition → data and dead-letter files those intents name
 
 	// inflight is the memory the rows of files sent and not yet done
 	// held when they were flushed; encoded is the size of encoded files
@@ -82,9 +82,16 @@ func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log
 	return u
 }
 
-// putObject writes a plain object, unless an upload has failed.
+// putObject writes a plain object (after its intent, if it has one),
+// unless an upload has failed.
 func (u *uploader) putObject(q queued) {
 	if u.failed() != nil {
+		return
+	}
+	if q.intent != nil {
+		if err := u.put(u.upCtx, q.key, q.data, q.intent); err != nil {
+			u.fail(err)
+		}
 		return
 	}
 	if err := u.store.Put(u.upCtx, q.key, q.data); err != nil {
@@ -120,7 +127,7 @@ func (u *uploader) putFile(q queued) {
 	}
 	u.encoded.Add(int64(len(f.Data)))
 	defer u.encoded.Add(-int64(len(f.Data)))
-	if err := u.put(u.upCtx, f, q.intent); err != nil {
+	if err := u.put(u.upCtx, f.Key, f.Data, q.intent); err != nil {
 		u.fail(err)
 		return
 	}
@@ -128,7 +135,8 @@ func (u *uploader) putFile(q queued) {
 }
 
 // queued is a file and what it holds of the byte bound; or a plain object
-// (a schema description) when file is nil.
+// when file is nil: a schema description, or dead letters (which, like
+// files, have an intent).
 type queued struct {
 	file   *writer.File
 	key    string
@@ -147,17 +155,24 @@ type intentTicket struct {
 	err  error
 }
 
-// writeIntent starts writing one intent for files, all of one source
+// writeFilesIntent starts writing one intent for files, all of one source
 // partition.
-func (u *uploader) writeIntent(files []*writer.File) *intentTicket {
-	t := &intentTicket{done: make(chan struct{})}
+func (u *uploader) writeFilesIntent(files []*writer.File) *intentTicket {
 	first := files[0].FirstOffset
 	keys := make([]string, len(files))
 	for i, f := range files {
 		keys[i] = f.Key
 		first = min(first, f.FirstOffset)
 	}
-	part := files[0].SourcePartition
+	return u.writeIntent(files[0].SourcePartition, first, keys)
+}
+
+// writeIntent starts writing one intent for the objects keys, holding
+// records of part from first on. Once it is written they are this run's
+// until the partition's next checkpoint settles them (takeIntents), or
+// withdraw deletes them.
+func (u *uploader) writeIntent(part string, first int64, keys []string) *intentTicket {
+	t := &intentTicket{done: make(chan struct{})}
 	u.pending.Add(1)
 	go func() {
 		defer u.pending.Done()
@@ -175,23 +190,23 @@ func (u *uploader) writeIntent(files []*writer.File) *intentTicket {
 	return t
 }
 
-// put uploads the file once its intent is durable.
-func (u *uploader) put(ctx context.Context, f *writer.File, in *intentTicket) error {
+// put uploads an object once its intent is durable.
+func (u *uploader) put(ctx context.Context, key string, data []byte, in *intentTicket) error {
 	if in == nil {
-		return fmt.Errorf("upload %s: no intent was written for it", f.Key)
+		return fmt.Errorf("upload %s: no intent was written for it", key)
 	}
 	<-in.done
 	if in.err != nil {
 		return in.err
 	}
-	if err := u.store.Put(ctx, f.Key, f.Data); err != nil {
-		return fmt.Errorf("upload %s to %s: %w", f.Key, u.store, err)
+	if err := u.store.Put(ctx, key, data); err != nil {
+		return fmt.Errorf("upload %s to %s: %w", key, u.store, err)
 	}
 	return nil
 }
 
 // takeIntents returns and forgets the intents written for partition, and
-// the data files they name.
+// the data and dead-letter files they name.
 func (u *uploader) takeIntents(partition string) (intents, files []string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -246,7 +261,7 @@ func (u *uploader) send(ctx context.Context, files []*writer.File) error {
 			byPart[f.SourcePartition] = append(byPart[f.SourcePartition], f)
 		}
 		for part, fs := range byPart {
-			tickets[part] = u.writeIntent(fs)
+			tickets[part] = u.writeFilesIntent(fs)
 		}
 	}
 	for i, f := range files {
@@ -283,6 +298,23 @@ func (u *uploader) waitProgress(ctx context.Context) error {
 // sendObject queues a plain object; like files, it is in storage once
 // wait returns.
 func (u *uploader) sendObject(ctx context.Context, key string, data []byte) error {
+	return u.sendObjectAfter(ctx, key, data, nil)
+}
+
+// sendDeadLetters queues a dead-letter file as a data file is sent: after
+// an intent naming it, so that the partition's checkpoint settles it, a
+// fenced run withdraws it and a claiming run's recovery deletes it when no
+// checkpoint covers it.
+func (u *uploader) sendDeadLetters(ctx context.Context, f dlqFile) error {
+	if err := u.failed(); err != nil {
+		return err
+	}
+	return u.sendObjectAfter(ctx, f.key, f.data, u.writeIntent(f.partition, f.firstOffset, []string{f.key}))
+}
+
+// sendObjectAfter queues an object, to be written once its intent in (if
+// not nil) is.
+func (u *uploader) sendObjectAfter(ctx context.Context, key string, data []byte, in *intentTicket) error {
 	if err := u.failed(); err != nil {
 		return err
 	}
@@ -291,7 +323,7 @@ func (u *uploader) sendObject(ctx context.Context, key string, data []byte) erro
 		return err
 	}
 	u.pending.Add(1)
-	u.queue <- queued{key: key, data: data, weight: w}
+	u.queue <- queued{key: key, data: data, weight: w, intent: in}
 	return nil
 }
 
