@@ -2,7 +2,8 @@
 // partition, and keeps the intent → upload → checkpoint protocol that makes
 // output exactly-once across crashes:
 //
-//  1. before a data file is uploaded, an intent naming it is written;
+//  1. before a data file (or a dead-letter file) is uploaded, an intent
+//     naming it is written;
 //  2. the file is uploaded (a PUT is atomic);
 //  3. once every buffer of a partition is flushed and uploaded, the
 //     partition's checkpoint is written with a conditional write that
@@ -166,9 +167,9 @@ func (h *Handle) Claim(ctx context.Context, s Store, owner string, now time.Time
 	return h.Save(ctx, s, now)
 }
 
-// intent is the content of an intent object: the data files about to be
-// uploaded (Key for one, Keys for a batch; readers accept both), and the
-// run that wrote it.
+// intent is the content of an intent object: the data files (or the
+// dead-letter file) about to be uploaded (Key for one, Keys for a batch;
+// readers accept both), and the run that wrote it.
 type intent struct {
 	Key         string   `json:"key,omitempty"`
 	Keys        []string `json:"keys,omitempty"`
@@ -182,12 +183,13 @@ func IntentKey(partition string, firstOffset int64, dataKey string) string {
 	return fmt.Sprintf("%s%020d-%s.json", intentPrefix(partition), firstOffset, hex.EncodeToString(sum[:8]))
 }
 
-// WriteIntent records that the data files dataKeys, holding records of
-// partition from firstOffset (the smallest first offset among them) on,
-// are about to be uploaded. One intent for the files flushed together
-// (hundreds when a memory budget flushes many tables at once) saves a
-// write per file; recovery deletes them all, which is right because files
-// never span a checkpoint: a commit flushes every buffer first.
+// WriteIntent records that the objects dataKeys (data files, or a
+// dead-letter file), holding records of partition from firstOffset (the
+// smallest first offset among them) on, are about to be uploaded. One
+// intent for the files flushed together (hundreds when a memory budget
+// flushes many tables at once) saves a write per file; recovery deletes
+// them all, which is right because files never span a checkpoint: a
+// commit flushes every buffer first.
 func WriteIntent(ctx context.Context, s Store, partition string, firstOffset int64, dataKeys []string, owner string) (string, error) {
 	if len(dataKeys) == 0 {
 		return "", fmt.Errorf("write intent for %s: no data files", partition)
