@@ -19,7 +19,11 @@
 // Because a checkpoint is only written when nothing of its partition is
 // buffered, "durable up to offset N" covers every table, version and date
 // of the partition, and the saved catalog snapshot is the schema state at
-// exactly that offset.
+// exactly that offset. Sources replayed from their beginning (files) save
+// no snapshot, since the replay rebuilds the catalog from the records;
+// they save instead the provisional versions that held DML was written
+// under when a hold limit released it (WrittenVersions), which the records
+// alone do not tell.
 package checkpoint
 
 import (
@@ -71,6 +75,23 @@ type Checkpoint struct {
 	// Owner names the run that wrote it (Claim); its intents are the ones
 	// the checkpoint can cover.
 	Owner string `json:"owner,omitempty"`
+	// WrittenVersions, for sources that save no Catalog (files, replayed
+	// from their beginning), are the provisional schema versions that DML
+	// released by a hold limit (or by a commit) was written under. Whether
+	// that happened depends on time and limits, not on the records, so a
+	// replay that skips those rows as durable cannot tell: it marks these
+	// versions written again, so that their refresh opens the same next
+	// version instead of replacing them. Left out when empty; a version of
+	// the exporter that does not know the field ignores it.
+	WrittenVersions []VersionMark `json:"written_versions,omitempty"`
+}
+
+// VersionMark names one schema version of a table: its number and the
+// source position of the record that opened it.
+type VersionMark struct {
+	Table       string `json:"table"`
+	Version     int    `json:"version"`
+	OpenedAtPos string `json:"opened_at_pos,omitempty"`
 }
 
 // Handle is a loaded checkpoint and the ETag that fences the next write.
@@ -91,6 +112,11 @@ func Decode(data []byte) (Checkpoint, error) {
 	}
 	if c.Partition == "" || c.Offset < -1 {
 		return Checkpoint{}, fmt.Errorf("checkpoint names no partition or has offset %d", c.Offset)
+	}
+	for _, m := range c.WrittenVersions {
+		if m.Table == "" || m.Version < 1 {
+			return Checkpoint{}, fmt.Errorf("checkpoint names a written version %d of table %q", m.Version, m.Table)
+		}
 	}
 	return c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,45 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	if !got.Found || got.Offset != 99 || string(got.Catalog) != `{"tables":[]}` || got.Partition != "topic-0" {
 		t.Errorf("loaded %+v", got.Checkpoint)
+	}
+}
+
+// TestWrittenVersionsAreOptional: the written versions a file's checkpoint
+// keeps are saved and loaded with it, left out when there are none (the
+// object is then what earlier versions wrote), and a checkpoint without
+// them, as earlier versions wrote it, loads with none.
+func TestWrittenVersionsAreOptional(t *testing.T) {
+	st, _ := store.NewLocal(t.TempDir())
+	ctx := context.Background()
+	h, _ := Load(ctx, st, "in.jsonl")
+	h.Offset = 7
+	if err := h.Save(ctx, st, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := st.Get(ctx, Key("in.jsonl"))
+	if strings.Contains(string(data), "written_versions") {
+		t.Errorf("checkpoint without written versions: %s", data)
+	}
+	marks := []VersionMark{{Table: "S.H", Version: 2, OpenedAtPos: "d1"}, {Table: "S.K", Version: 5}}
+	h.WrittenVersions = marks
+	if err := h.Save(ctx, st, time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(ctx, st, "in.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.WrittenVersions) != 2 || got.WrittenVersions[0] != marks[0] || got.WrittenVersions[1] != marks[1] {
+		t.Errorf("loaded written versions %+v, want %+v", got.WrittenVersions, marks)
+	}
+	old, err := Decode([]byte(`{"version":2,"partition":"in.jsonl","offset":7,"written_at":"2026-07-13T00:00:00Z","owner":"ab12cd34"}`))
+	if err != nil || old.WrittenVersions != nil {
+		t.Errorf("checkpoint of an earlier version: %+v %v", old, err)
+	}
+	for _, bad := range []string{`[{"version":2}]`, `[{"table":"S.H","version":0}]`} {
+		if _, err := Decode([]byte(`{"version":2,"partition":"p","offset":1,"written_versions":` + bad + `}`)); err == nil {
+			t.Errorf("written versions %s accepted", bad)
+		}
 	}
 }
 
@@ -116,6 +156,7 @@ func TestCorruptCheckpointSaysWhatToDo(t *testing.T) {
 func FuzzCheckpointDecode(f *testing.F) {
 	f.Add(Encode(Checkpoint{Partition: "t-0", Offset: 5, Catalog: []byte(`{"tables":[]}`), WrittenAt: time.Unix(5, 0).UTC()}))
 	f.Add([]byte(`{"version":2,"partition":"x","offset":-1}`))
+	f.Add(Encode(Checkpoint{Partition: "f", Offset: 9, WrittenVersions: []VersionMark{{Table: "S.H", Version: 2, OpenedAtPos: "d1"}}}))
 	f.Add([]byte(`{"version":1}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -127,7 +168,8 @@ func FuzzCheckpointDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-decode: %v", err)
 		}
-		if again.Partition != c.Partition || again.Offset != c.Offset || !again.WrittenAt.Equal(c.WrittenAt) || !bytes.Equal(compact(again.Catalog), compact(c.Catalog)) {
+		if again.Partition != c.Partition || again.Offset != c.Offset || !again.WrittenAt.Equal(c.WrittenAt) || !bytes.Equal(compact(again.Catalog), compact(c.Catalog)) ||
+			!slices.Equal(again.WrittenVersions, c.WrittenVersions) {
 			t.Fatalf("round trip changed %+v into %+v", c, again)
 		}
 	})
