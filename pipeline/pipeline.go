@@ -187,6 +187,12 @@ type runner struct {
 	perPartition bool
 	schemaDocs   map[string][]byte // schema descriptions waiting for the next commit
 	parts        map[string]*partState
+	// released are, for the shared catalog of sources replayed from their
+	// beginning, the provisional versions that DML released by a hold
+	// limit was written under, in this run or (from the checkpoints) an
+	// earlier one: saved in every checkpoint, and marked written again
+	// when the replay reaches them (see markReleased).
+	released map[checkpoint.VersionMark]bool
 	// undated are the tables whose full-load rows were dated by the run.
 	undated map[string]bool
 }
@@ -246,6 +252,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		sum:  Summary{RowsByTable: map[string]int64{}, RejectedBy: map[cdc.Reason]int64{}},
 		held: map[string][]heldRecord{}, logged: map[cdc.Reason]bool{}, undated: map[string]bool{},
 		catalogs: map[string]*arrowschema.Catalog{}, parts: map[string]*partState{}, schemaDocs: map[string][]byte{},
+		released: map[checkpoint.VersionMark]bool{},
 	}
 	if pp, ok := cfg.Source.(perPartitionCatalog); ok && pp.PerPartitionCatalog() {
 		r.perPartition = true
@@ -408,6 +415,7 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 			r.log.Info("stream metadata", "source", m.Position(), "record", string(rec.Body))
 		}
 	case cdc.ClassObjectMetadata:
+		r.markReleased(catalog, rec.Table)
 		ev, err := catalog.ApplyMetadata(rec.Metadata, rec.Pos, rec.OpTS)
 		if err != nil {
 			if rej, ok := cdc.AsReject(err); ok {
@@ -514,6 +522,7 @@ func (r *runner) infer(ctx context.Context, catalog *arrowschema.Catalog, v *arr
 	if !grew {
 		return v, nil
 	}
+	r.markReleased(catalog, rec.Table)
 	ev, err := catalog.ApplyMetadata(md, rec.Pos, rec.OpTS)
 	if err != nil {
 		if rej, ok := cdc.AsReject(err); ok {
@@ -570,6 +579,46 @@ func (r *runner) schemaEvent(ctx context.Context, ev *arrowschema.Event) error {
 		}
 	}
 	return nil
+}
+
+// versionMark names v in a checkpoint.
+func versionMark(v *arrowschema.Version) checkpoint.VersionMark {
+	return checkpoint.VersionMark{Table: v.Table, Version: v.Number, OpenedAtPos: v.OpenedAtPos}
+}
+
+// markReleased marks the version in force for table written, before its
+// refresh is applied, when it is provisional and an earlier run (or this
+// one) wrote DML that a hold limit released under it: a replay that
+// skipped those rows as durable then opens the same next version as that
+// run did, instead of replacing the version its files were written with.
+// (Kafka partitions need none of this: their checkpoints keep the whole
+// catalog, marks included, and are not replayed from their start.)
+func (r *runner) markReleased(catalog *arrowschema.Catalog, table string) {
+	if v := catalog.Current(table); v != nil && v.Provisional && r.released[versionMark(v)] {
+		v.MarkWritten()
+	}
+}
+
+// releasedMarks lists r.released in a stable order, for a checkpoint.
+func (r *runner) releasedMarks() []checkpoint.VersionMark {
+	if len(r.released) == 0 {
+		return nil
+	}
+	out := make([]checkpoint.VersionMark, 0, len(r.released))
+	for m := range r.released {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		if a.Version != b.Version {
+			return a.Version < b.Version
+		}
+		return a.OpenedAtPos < b.OpenedAtPos
+	})
+	return out
 }
 
 // catalog returns the schema catalog that partition's records use.
@@ -696,6 +745,10 @@ func (r *runner) adopt(name string, cp *checkpoint.Handle) (*partState, error) {
 			c = restored
 		}
 		r.catalogs[name] = c
+	} else {
+		for _, m := range cp.WrittenVersions {
+			r.released[m] = true
+		}
 	}
 	ps := &partState{cp: cp, lastRead: -1}
 	r.parts[name] = ps
@@ -798,9 +851,13 @@ func (r *runner) release(ctx context.Context, catalog *arrowschema.Catalog, tabl
 		}
 		if force && v != nil && v.Provisional {
 			// Written under a version that holds: a refresh with other
-			// columns must then open the next one. (A rerun that skips
-			// these rows as durable does not know that.)
+			// columns must then open the next one. A rerun that skips
+			// these rows as durable cannot tell, so the checkpoints of a
+			// source replayed from its start say it.
 			v.MarkWritten()
+			if !r.perPartition {
+				r.released[versionMark(v)] = true
+			}
 		}
 		delete(r.held, key)
 		r.log.Info("releasing held DML", "table", table, "records", len(held), "forced", force)
@@ -1065,6 +1122,11 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 				return err
 			}
 			ps.cp.Catalog = snap
+		} else {
+			// Every file's checkpoint keeps them all: the files share one
+			// catalog, and one file's records may open a version that
+			// another's held DML was written under.
+			ps.cp.WrittenVersions = r.releasedMarks()
 		}
 		if err := ps.cp.Save(ctx, r.cfg.Store, r.cfg.Now()); err != nil {
 			if !errors.Is(err, checkpoint.ErrFenced) {

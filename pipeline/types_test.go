@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 )
@@ -174,4 +178,144 @@ func TestForcedReleaseUnderAHoldingVersionOpensTheNext(t *testing.T) {
 	}
 	rows := query(t, openDuck(t), `SELECT ID, Z, schema_version FROM `+lakeGlob(dir, "S.H")+` ORDER BY ID`)
 	equalLines(t, "rows", rowStrings(rows), []string{"1|NULL|2", "2|NULL|2", "3|NULL|2", "4|z|3"})
+}
+
+// TestRerunKeepsTheVersionsAHoldLimitWrote: DML held under a version
+// opened by a DDL that is not understood, and released by a hold limit (or
+// by the commit at the end of the input) before its refresh, is written
+// under that version's columns, which marks it. A rerun of the grown input
+// skips those rows as durable; it must still open the next version for a
+// refresh with other columns, as the first run did or would have, instead
+// of replacing the version under its number: every data file keeps
+// matching its _schemas document, over a third run too.
+func TestRerunKeepsTheVersionsAHoldLimitWrote(t *testing.T) {
+	meta := func(cols string) string {
+		return `{"op_type":"OBJECT_METADATA","qual_table":"S.H","columns":{"ID":{"type":"number","null":false,"key":true}` + cols + `}}`
+	}
+	row := func(id, extra string) string {
+		return `{"qual_table":"S.H","op_type":"INSERT","op_ts":"2026-07-13T04:00:0` + id + `Z","xid":"x","pos":"p` + id + `","after":{"ID":` + id + extra + `}}`
+	}
+	ddl := `{"op_type":"DDL","op_ts":"2026-07-13T04:00:00Z","xid":"x","pos":"d1","ddl":{"object":{"catalog":"","schema":"S","object":"H"},"statement":"ALTER TABLE S.H SPLIT PARTITION P1 AT (5)"}}`
+	withZ := meta(`,"Z":{"type":"string","null":true,"key":false}`)
+	held := []string{meta(""), ddl, row("1", ""), row("2", ""), row("3", "")}
+	refreshed := slices.Concat(held, []string{withZ, row("4", `,"Z":"z"`)})
+	type input struct{ hold, next []string } // the two input files' lines; no next file when empty
+	for _, tc := range []struct {
+		name    string
+		runs    []input
+		holdMax int
+		want    []string
+	}{{
+		// The first run ends while the rows wait: its last commit releases
+		// them. The refresh comes with the rerun.
+		name: "refresh after the checkpoint",
+		runs: []input{{hold: held}, {hold: refreshed}, {hold: slices.Concat(refreshed, []string{row("6", `,"Z":"w"`)})}},
+		want: []string{"1|NULL|2", "2|NULL|2", "3|NULL|2", "4|z|3", "6|w|3"},
+	}, {
+		// A hold limit releases the rows mid-file; the refresh that
+		// follows, below the checkpoint on the rerun, opened version 3.
+		name: "refresh below the checkpoint",
+		runs: []input{{hold: refreshed}, {hold: slices.Concat(refreshed, []string{row("5", `,"Z":"y"`)})},
+			{hold: slices.Concat(refreshed, []string{row("5", `,"Z":"y"`), row("6", `,"Z":"w"`)})}},
+		holdMax: 2,
+		want:    []string{"1|NULL|2", "2|NULL|2", "3|NULL|2", "4|z|3", "5|y|3", "6|w|3"},
+	}, {
+		// The files share one catalog: the refresh comes in the next file.
+		name: "refresh in the next file",
+		runs: []input{{hold: held}, {hold: held, next: []string{withZ, row("4", `,"Z":"z"`)}},
+			{hold: held, next: []string{withZ, row("4", `,"Z":"z"`), row("6", `,"Z":"w"`)}}},
+		want: []string{"1|NULL|2", "2|NULL|2", "3|NULL|2", "4|z|3", "6|w|3"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, dir := t.TempDir(), t.TempDir()
+			holdMax := func(c *pipeline.Config) { c.HoldMaxRecords = tc.holdMax }
+			var before map[int]string
+			for i, run := range tc.runs {
+				paths := []string{writeFile(t, in, "hold.jsonl", strings.Join(run.hold, "\n")+"\n")}
+				if len(run.next) > 0 {
+					paths = append(paths, writeFile(t, in, "next.jsonl", strings.Join(run.next, "\n")+"\n"))
+				}
+				if sum, err := export(t, dir, holdMax, paths...); err != nil || sum.Rejected != 0 {
+					t.Fatalf("run %d: %+v %v", i+1, sum, err)
+				}
+				docs := schemaFields(t, dir, "S.H")
+				for n, fields := range before {
+					if docs[n] != fields {
+						t.Errorf("run %d rewrote _schemas/S.H/v%d.json with other columns:\nbefore:\n%s\nnow:\n%s", i+1, n, fields, docs[n])
+					}
+				}
+				checkFilesMatchSchemas(t, dir, "S.H", docs)
+				before = docs
+			}
+			rows := query(t, openDuck(t), `SELECT ID, Z, schema_version FROM `+lakeGlob(dir, "S.H")+` ORDER BY ID`)
+			equalLines(t, "rows", rowStrings(rows), tc.want)
+		})
+	}
+}
+
+// schemaFields reads every _schemas/{table}/v{N}.json of dir: version →
+// its Arrow fields as "name:type" lines.
+func schemaFields(t *testing.T, dir, table string) map[int]string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "_schemas", table, "v*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]string{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Version int                           `json:"schema_version"`
+			Fields  []struct{ Name, Type string } `json:"arrow_schema"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		var lines []string
+		for _, f := range d.Fields {
+			lines = append(lines, f.Name+":"+f.Type)
+		}
+		out[d.Version] = strings.Join(lines, "\n")
+	}
+	return out
+}
+
+// checkFilesMatchSchemas fails unless every data file of table has the
+// Arrow fields (names and types) of its version's _schemas document.
+func checkFilesMatchSchemas(t *testing.T, dir, table string, docs map[int]string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, table, "schema_version=*", "*", "*.parquet"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no data files of %s (%v)", table, err)
+	}
+	for _, f := range files {
+		var n int
+		if _, err := fmt.Sscanf(filepath.Base(filepath.Dir(filepath.Dir(f))), "schema_version=%d", &n); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		pf, err := file.OpenParquetFile(f, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := fr.Schema()
+		pf.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, fd := range sc.Fields() {
+			// Parquet names a list's element "element", Arrow "item".
+			lines = append(lines, fd.Name+":"+strings.ReplaceAll(fd.Type.String(), "list<element: ", "list<item: "))
+		}
+		if got := strings.Join(lines, "\n"); got != docs[n] {
+			t.Errorf("%s does not match _schemas/%s/v%d.json:\nfile:\n%s\ndocument:\n%s", f, table, n, got, docs[n])
+		}
+	}
 }
