@@ -53,6 +53,11 @@ type buffer struct {
 	stageMem   []byte             // the stage's own memory, from the allocator
 	kinds      []arrowschema.Kind // of each table column: read per row, and the columns are cold
 	mem        memory.Allocator
+	// packed holds the rows staged before, in order, after those in the
+	// columns (stage.go); scratch is the writer's, which packs them.
+	packed      []packedRows
+	packedBytes int64
+	scratch     *packScratch
 
 	rows                    int
 	bytes                   int64
@@ -187,6 +192,18 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 	return b
 }
 
+// heldBytes is the memory the buffer's rows hold now.
+func (b *buffer) heldBytes() int64 {
+	n := b.packedBytes + int64(cap(b.stageMem))
+	if b.ops != nil {
+		n += int64(b.ops.Cap())
+	}
+	for _, c := range b.columns() {
+		n += c.memBytes()
+	}
+	return n
+}
+
 // release frees what the buffer holds; after newRecordBatch only the
 // builders' empty shells are left.
 func (b *buffer) release() {
@@ -195,6 +212,7 @@ func (b *buffer) release() {
 		b.ops = nil
 	}
 	b.dropStage()
+	b.freePacked()
 	for _, f := range b.builders {
 		if f != nil {
 			f.Release()
@@ -219,7 +237,7 @@ func (b *buffer) flushAbsentNulls() {
 
 // newRecordBatch hands the buffer's rows over as a record batch.
 func (b *buffer) newRecordBatch() arrow.RecordBatch {
-	b.drainStage()
+	b.unpack()
 	b.fillOpType()
 	b.fillPartition()
 	b.flushAbsentNulls()
@@ -251,7 +269,7 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 		b.stageRow(rec, row, before, src)
 	} else {
 		if b.stageMem != nil {
-			b.drainStage()
+			b.unpack()
 			b.dropStage() // back to few buffers: the stage's memory is not needed
 		}
 		b.appendColumns(rec, row, before, src)

@@ -211,6 +211,17 @@ func (c *column) newArray() arrow.Array {
 }
 
 // release drops the column's hold on its buffers.
+// memBytes is the memory the column's buffers hold.
+func (c *column) memBytes() int64 {
+	var n int64
+	for _, b := range []*memory.Buffer{c.valid, c.offsets, c.data} {
+		if b != nil {
+			n += int64(b.Cap())
+		}
+	}
+	return n
+}
+
 func (c *column) release() {
 	for _, b := range []*memory.Buffer{c.valid, c.offsets, c.data} {
 		if b != nil {

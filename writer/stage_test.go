@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,36 +88,90 @@ func TestStageKeepsEveryValue(t *testing.T) {
 	}
 }
 
-// With more buffers open than stageAbove, rows go through the stage, and
-// files flushed while rows are still staged (by rows, by a commit) are
-// byte for byte the files of the same rows written with one buffer open;
-// buffers closed with rows still staged give all their memory back.
+// With more buffers open than stageAbove, rows go through the stage and
+// are packed, and files flushed while rows are still staged or packed (by
+// rows, by a commit) are byte for byte the files of the same rows written
+// with one buffer open; buffers closed with rows still staged or packed
+// give all their memory back. With DeferEncode the packed rows are
+// unpacked by whichever goroutine encodes the file (here several at
+// once, while the writer goes on), and a file released unencoded frees
+// them too.
 func TestManyOpenBuffersWriteTheSameFiles(t *testing.T) {
-	v, recs := benchRecords(t, 1500, 10)
+	for _, tc := range []struct {
+		name    string
+		maxRows int
+		defer_  bool
+	}{
+		{"rows-37", 37, false},
+		{"rows-300-deferred", 300, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testManyOpenBuffers(t, tc.maxRows, tc.defer_)
+		})
+	}
+}
+
+func testManyOpenBuffers(t *testing.T, maxRows int, deferEncode bool) {
+	v, recs := benchRecords(t, 16000, 10)
 	const parts = stageAbove + 8
 	part := func(i int) string { return fmt.Sprintf("p%02d", i%parts) }
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 
-	w := newWriter(t, Config{Allocator: mem, MaxRows: 37})
-	got := map[string][]byte{}
-	for i, r := range recs {
-		for _, f := range mustAppend(t, w, v, r, Source{Partition: part(i), Offset: int64(i)}) {
-			got[f.Key] = f.Data
+	w := newWriter(t, Config{Allocator: mem, MaxRows: maxRows, DeferEncode: deferEncode})
+	var (
+		mu      sync.Mutex
+		got     = map[string][]byte{}
+		pending sync.WaitGroup
+		packed  int
+	)
+	take := func(files []*File) {
+		for _, f := range files {
+			if f.enc != nil && f.enc.packed != nil {
+				packed++
+			}
+			if !deferEncode {
+				got[f.Key] = f.Data
+				continue
+			}
+			pending.Go(func() {
+				if err := f.Encode(); err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				got[f.Key] = f.Data
+				mu.Unlock()
+			})
 		}
 	}
-	for _, f := range mustFlushAll(t, w) {
-		got[f.Key] = f.Data
+	for i, r := range recs {
+		take(mustAppend(t, w, v, r, Source{Partition: part(i), Offset: int64(i)}))
 	}
-	// Rows still staged when the writer closes.
+	take(mustFlushAll(t, w))
+	pending.Wait()
+	if deferEncode && packed == 0 {
+		t.Error("no file held packed rows")
+	}
+	// Rows still staged or packed when the writer closes, and files that
+	// are released without being encoded.
 	for i, r := range recs[:5*parts] {
-		mustAppend(t, w, v, r, Source{Partition: part(i), Offset: int64(10000 + i)})
+		mustAppend(t, w, v, r, Source{Partition: part(i), Offset: int64(100000 + i)})
+	}
+	released := 0
+	for i, r := range recs[:(maxRows+stageRows)*parts] {
+		for _, f := range mustAppend(t, w, v, r, Source{Partition: part(i), Offset: int64(200000 + i)}) {
+			f.Release()
+			released++
+		}
+	}
+	if released == 0 {
+		t.Error("no file was released unencoded")
 	}
 	w.Close()
 
 	want := map[string][]byte{}
 	for p := range parts {
-		one := newWriter(t, Config{MaxRows: 37})
+		one := newWriter(t, Config{MaxRows: maxRows})
 		for i, r := range recs {
 			if i%parts == p {
 				for _, f := range mustAppend(t, one, v, r, Source{Partition: part(i), Offset: int64(i)}) {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -144,6 +145,8 @@ type Writer struct {
 	partHour   int64 // the hour of the cached time partition
 	part       string
 	partCached bool
+
+	pack packScratch // the buffers' packing (stage.go)
 }
 
 // converterPair is what Append needs per schema version, computed once.
@@ -154,8 +157,10 @@ type converterPair struct {
 	hint        *sizeHint // what the version's last file held
 	segErr      error     // the table name has no folder
 	// shapes are the version's file schemas, by which of its NOT NULL
-	// columns held nulls ('1' per such field).
-	shapes map[string]*fileShape
+	// columns held nulls ('1' per such field). Files of packed rows are
+	// prepared on the goroutines that encode them, hence the lock.
+	shapesMu sync.Mutex
+	shapes   map[string]*fileShape
 	// The last Qlik masks and what they meant: a table's messages mostly
 	// repeat them, and parsing each cost allocations per record.
 	columnMask, changeMask qlikMask
@@ -343,6 +348,7 @@ func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]
 	}
 	if b == nil {
 		b = newBuffer(w.cfg.Allocator, key, v, seg, src, w.cfg.Now(), conv.hint)
+		b.scratch = &w.pack
 		w.buffers[key] = b
 	}
 	var before []slot
@@ -492,13 +498,15 @@ func (w *Writer) Close() {
 func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 	delete(w.buffers, b.key)
 	w.buffered -= b.bytes
-	defer b.release()
-	if conv := w.converters[b.version]; conv != nil {
+	conv := w.converters[b.version]
+	if conv != nil {
 		// Only a file that filled up predicts the next one; a file cut
 		// short by the budget, age or a commit would make the next
-		// reserve memory it may never use, against the budget.
+		// reserve memory it may never use, against the budget. Packed
+		// rows say nothing of their columns' sizes until unpacked, and
+		// the next buffer of many would pack its rows too.
 		conv.hint = nil
-		if reason == "rows" || reason == "bytes" {
+		if (reason == "rows" || reason == "bytes") && len(b.packed) == 0 {
 			conv.hint = b.sizeHint()
 		}
 	}
@@ -513,8 +521,17 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 		LastOffset:      b.lastOffset,
 		NewestOpTS:      b.newestOpTS,
 		estimate:        b.bytes,
-		enc:             w.prepare(b),
 	}
+	if w.cfg.DeferEncode && len(b.packed) > 0 {
+		// The buffer itself waits: its packed rows are a third of the
+		// columns they become, which only the encoding needs, one file
+		// per encoding goroutine at a time.
+		f.enc = &pendingEncode{packed: b, conv: conv, w: w}
+		f.memBytes = b.heldBytes()
+		return f, nil
+	}
+	f.enc = w.prepare(b, conv)
+	b.release()
 	f.memBytes = batchMemory(f.enc.batch)
 	if !w.cfg.DeferEncode {
 		if err := f.Encode(); err != nil {
@@ -526,6 +543,12 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 
 // pendingEncode is a finished record batch waiting to become Parquet.
 type pendingEncode struct {
+	// packed, when set, is a buffer of packed rows that prepare makes the
+	// batch of (with conv and w) on the encoding goroutine.
+	packed *buffer
+	conv   *converterPair
+	w      *Writer
+
 	batch arrow.RecordBatch
 	kv    [][2]string
 	lean  bool
@@ -534,7 +557,10 @@ type pendingEncode struct {
 
 // prepare turns a buffer into an immutable record batch; encoding it can
 // then happen on another goroutine while the buffer's builders are gone.
-func (w *Writer) prepare(b *buffer) *pendingEncode {
+// conv is the version's (nil in tests that build buffers alone); prepare
+// reads nothing else of the writer that Append changes, so a buffer taken
+// out of it can be prepared on any goroutine.
+func (w *Writer) prepare(b *buffer, conv *converterPair) *pendingEncode {
 	rec := b.newRecordBatch()
 	defer rec.Release()
 	// A column the source declares NOT NULL is written REQUIRED unless this
@@ -546,14 +572,14 @@ func (w *Writer) prepare(b *buffer) *pendingEncode {
 			nulls = append(nulls, '0'+byte(b2i(rec.Column(i).NullN() > 0)))
 		}
 	}
-	var shapes map[string]*fileShape
-	if conv := w.converters[b.version]; conv != nil {
+	shapes := map[string]*fileShape{}
+	if conv != nil {
+		conv.shapesMu.Lock()
+		defer conv.shapesMu.Unlock()
 		if conv.shapes == nil {
 			conv.shapes = map[string]*fileShape{}
 		}
 		shapes = conv.shapes
-	} else {
-		shapes = map[string]*fileShape{}
 	}
 	shape := shapes[string(nulls)]
 	if shape == nil {
@@ -591,6 +617,10 @@ func (f *File) Encode() error {
 	}
 	e := f.enc
 	f.enc = nil
+	if b := e.packed; b != nil {
+		e = e.w.prepare(b, e.conv)
+		b.release()
+	}
 	defer e.batch.Release()
 	sh := e.shape
 	if sh.pqErr != nil {
@@ -635,10 +665,14 @@ func (f *File) Encode() error {
 
 // Release frees the rows of a file that will not be encoded.
 func (f *File) Release() {
-	if f.enc != nil {
+	switch {
+	case f.enc == nil:
+	case f.enc.packed != nil:
+		f.enc.packed.release()
+	default:
 		f.enc.batch.Release()
-		f.enc = nil
 	}
+	f.enc = nil
 }
 
 // MemoryBytes is the memory the file's rows held when it was flushed: the
