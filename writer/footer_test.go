@@ -144,7 +144,7 @@ func TestLeanFooterIsArrowGosForParquet1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaves, err := planLeaves(sc, rec)
+	leaves, err := planLeaves(leafColumns(sc), rec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,9 +50,36 @@ const (
 	leafList                   // the primitive elements of a top-level list
 )
 
+// leafColumn is what encoding takes from a Parquet leaf column, kept
+// instead of the schema: with hundreds of tables, arrow-go's schema trees
+// (nodes, per-group name maps, column descriptors) were a third of the
+// live heap objects, which the collector marks at every cycle.
+type leafColumn struct {
+	path           string
+	physical       parquet.Type
+	typeLength     int
+	maxDef, maxRep int16
+}
+
+func leafColumns(sc *schema.Schema) []leafColumn {
+	out := make([]leafColumn, sc.NumColumns())
+	for i := range out {
+		c := sc.Column(i)
+		out[i] = leafColumn{path: c.Path(), physical: c.PhysicalType(), typeLength: c.TypeLength(),
+			maxDef: c.MaxDefinitionLevel(), maxRep: c.MaxRepetitionLevel()}
+	}
+	return out
+}
+
+func (c *leafColumn) Path() string               { return c.path }
+func (c *leafColumn) PhysicalType() parquet.Type { return c.physical }
+func (c *leafColumn) TypeLength() int            { return c.typeLength }
+func (c *leafColumn) MaxDefinitionLevel() int16  { return c.maxDef }
+func (c *leafColumn) MaxRepetitionLevel() int16  { return c.maxRep }
+
 // leaf is one Parquet leaf column and the Arrow arrays that hold it.
 type leaf struct {
-	col    *schema.Column
+	col    *leafColumn
 	kind   leafKind
 	values arrow.Array // the primitive array holding the leaf's values
 	parent arrow.Array // the struct or list, for leafStruct and leafList
@@ -64,9 +91,9 @@ type leaf struct {
 	plain bool
 }
 
-// planLeaves matches the batch's arrays to the leaves of sc, or reports
-// errLeanUnsupported.
-func planLeaves(sc *schema.Schema, rec arrow.RecordBatch) ([]leaf, error) {
+// planLeaves matches the batch's arrays to the leaf columns cols, or
+// reports errLeanUnsupported.
+func planLeaves(cols []leafColumn, rec arrow.RecordBatch) ([]leaf, error) {
 	var leaves []leaf
 	for i, c := range rec.Columns() {
 		f := rec.Schema().Field(i)
@@ -85,12 +112,12 @@ func planLeaves(sc *schema.Schema, rec arrow.RecordBatch) ([]leaf, error) {
 			leaves = append(leaves, leaf{kind: leafFlat, values: c, valueOpt: f.Nullable})
 		}
 	}
-	if len(leaves) != sc.NumColumns() || rec.NumRows() == 0 {
+	if len(leaves) != len(cols) || rec.NumRows() == 0 {
 		return nil, errLeanUnsupported
 	}
 	for i := range leaves {
 		l := &leaves[i]
-		l.col = sc.Column(i)
+		l.col = &cols[i]
 		if !physicalMatches(l.values, l.col) {
 			return nil, errLeanUnsupported
 		}
@@ -123,7 +150,7 @@ func b2i(b bool) int16 {
 	return 0
 }
 
-func physicalMatches(a arrow.Array, col *schema.Column) bool {
+func physicalMatches(a arrow.Array, col *leafColumn) bool {
 	pt := col.PhysicalType()
 	switch t := a.DataType().(type) {
 	case *arrow.StringType, *arrow.BinaryType:

@@ -134,7 +134,7 @@ func encodeBoth(t *testing.T, rec arrow.RecordBatch, codec compress.Compression,
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaves, err := planLeaves(sc, rec)
+	leaves, err := planLeaves(leafColumns(sc), rec)
 	if err != nil {
 		t.Fatalf("the lean encoder refused the exporter's shapes: %v", err)
 	}

@@ -216,8 +216,9 @@ type fileShape struct {
 	opts     []parquet.WriterProperty // what props was made of: pqarrow's path adds dictionary choices
 	props    *parquet.WriterProperties
 	arrProps pqarrow.ArrowWriterProperties
-	pq       *pqschema.Schema
+	pq       *pqschema.Schema // nil once the lean encoder has its leaves and footer
 	pqErr    error
+	leaves   []leafColumn
 	kv       metadata.KeyValueMetadata // the Arrow schema's metadata and ARROW:schema
 	footer   *footerShape              // the lean encoder's; nil when it cannot be made
 }
@@ -237,6 +238,9 @@ func (w *Writer) newFileShape(sc *arrow.Schema) *fileShape {
 	if w.cfg.Encoder == EncoderLean && sh.pqErr == nil {
 		sh.kv = leanKeyValues(sc, w.cfg.Allocator)
 		sh.footer, _ = newFooterShape(sh.pq, sh.props) // without it, pqarrow writes the file
+		if sh.footer != nil {
+			sh.leaves, sh.pq = leafColumns(sh.pq), nil // pqarrow's rare files make it again
+		}
 	}
 	return sh
 }
@@ -627,7 +631,7 @@ func (f *File) Encode() error {
 		return fmt.Errorf("encode %s: %w", f.Key, sh.pqErr)
 	}
 	if e.lean && sh.footer != nil {
-		if leaves, err := planLeaves(sh.pq, e.batch); err == nil {
+		if leaves, err := planLeaves(sh.leaves, e.batch); err == nil {
 			kv := append(make(metadata.KeyValueMetadata, 0, len(sh.kv)+len(e.kv)), sh.kv...)
 			for _, p := range e.kv {
 				kv.Append(p[0], p[1])
@@ -640,7 +644,14 @@ func (f *File) Encode() error {
 			return nil
 		}
 	}
-	opts := append(append([]parquet.WriterProperty(nil), sh.opts...), dictionaryProperties(sh.pq, e.batch)...)
+	pq := sh.pq
+	if pq == nil {
+		var err error
+		if pq, err = pqarrow.ToParquet(sh.schema, sh.props, sh.arrProps); err != nil {
+			return fmt.Errorf("encode %s: %w", f.Key, err)
+		}
+	}
+	opts := append(append([]parquet.WriterProperty(nil), sh.opts...), dictionaryProperties(pq, e.batch)...)
 	var buf bytes.Buffer
 	fw, err := pqarrow.NewFileWriter(e.batch.Schema(), &buf, parquet.NewWriterProperties(opts...), sh.arrProps)
 	if err != nil {
