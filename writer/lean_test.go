@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -398,5 +399,38 @@ func TestArrowEncoderWritesTheSameRows(t *testing.T) {
 	}
 	if _, err := New(Config{Encoder: "parquet-go"}); err == nil {
 		t.Fatal("an unknown encoder was accepted")
+	}
+}
+
+// A file the lean encoder does not take (here: no rows) goes to pqarrow,
+// which needs the Parquet schema that a lean file shape no longer keeps.
+func TestLeanShapeFallsBackToPqarrow(t *testing.T) {
+	v, recs := benchRecords(t, 10, 6)
+	w := newWriter(t, Config{DeferEncode: true})
+	mustAppend(t, w, v, recs[0], Source{Partition: "p0"})
+	files := mustFlushAll(t, w)
+	if len(files) != 1 || files[0].enc == nil {
+		t.Fatalf("want one file waiting to be encoded, got %d", len(files))
+	}
+	e := files[0].enc
+	if e.shape.footer == nil || e.shape.pq != nil {
+		t.Fatalf("the shape is not a lean one without its Parquet schema (footer %v, schema %v)", e.shape.footer != nil, e.shape.pq != nil)
+	}
+	empty := e.batch.NewSlice(0, 0)
+	e.batch.Release()
+	e.batch = empty
+	if err := files[0].Encode(); err != nil {
+		t.Fatal(err)
+	}
+	p := readParquet(t, files[0].Data)
+	var got, want []string
+	for _, f := range p.schema.Fields() {
+		got = append(got, f.Name)
+	}
+	for _, f := range e.shape.schema.Fields() {
+		want = append(want, f.Name)
+	}
+	if p.rows() != 0 || !slices.Equal(got, want) {
+		t.Errorf("pqarrow's file: %d rows of %v; want 0 rows of %v", p.rows(), got, want)
 	}
 }
