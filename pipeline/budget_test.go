@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
@@ -129,4 +130,63 @@ func TestFilesFlushedTogetherShareOneIntent(t *testing.T) {
 		t.Errorf("rows|distinct pos = %s", got)
 	}
 	t.Logf("%d data files, %d intents", files, intents)
+}
+
+// peakAllocator records the most its allocator held at once.
+type peakAllocator struct {
+	memory.Allocator
+	cur, peak atomic.Int64
+}
+
+func (a *peakAllocator) add(n int) {
+	c := a.cur.Add(int64(n))
+	for p := a.peak.Load(); c > p && !a.peak.CompareAndSwap(p, c); p = a.peak.Load() {
+	}
+}
+
+func (a *peakAllocator) Allocate(size int) []byte {
+	a.add(size)
+	return a.Allocator.Allocate(size)
+}
+
+func (a *peakAllocator) Reallocate(size int, b []byte) []byte {
+	a.add(size - len(b))
+	return a.Allocator.Reallocate(size, b)
+}
+
+func (a *peakAllocator) Free(b []byte) {
+	a.add(-len(b))
+	a.Allocator.Free(b)
+}
+
+// TestBurstAmongManyTablesStaysInTheBudget: with many buffers open, rows
+// are held packed, a third of the columns they become when their file is
+// encoded. One table's burst must not gather more packed rows than the
+// budget can unpack: the Arrow memory, measured at every allocation,
+// stays within the budget, and every record lands once.
+func TestBurstAmongManyTablesStaysInTheBudget(t *testing.T) {
+	dir := t.TempDir()
+	many := filepath.Join(dir, "a-many.jsonl")
+	hot := filepath.Join(dir, "b-hot.jsonl")
+	generate(t, many, gen.Options{Records: 400, Tables: 40, Seed: 5}) // opens 40 buffers that stay open
+	generate(t, hot, gen.Options{Records: 40000, Tables: 1, Seed: 6})
+	const budget = 8 << 20
+	var mem *peakAllocator
+	out := t.TempDir()
+	sum, err := export(t, out, func(c *pipeline.Config) {
+		c.MaxBufferBytes = budget
+		mem = &peakAllocator{Allocator: c.Writer.Allocator}
+		c.Writer.Allocator = mem
+	}, many, hot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if peak := mem.peak.Load(); peak > budget {
+		t.Errorf("Arrow memory peaked at %d bytes, budget %d", peak, budget)
+	}
+	rows := query(t, openDuck(t), `SELECT count(*), count(DISTINCT src_partition || pos) FROM `+lakeGlob(out, ""))
+	if got := rowStrings(rows)[0]; got != "40400|40400" {
+		t.Errorf("rows|distinct positions = %s", got)
+	}
+	t.Logf("peak Arrow memory %d of %d, peak held %d, %d files", mem.peak.Load(), budget, sum.PeakHeldBytes, sum.Files)
 }

@@ -236,6 +236,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Writer.Now == nil {
 		cfg.Writer.Now = cfg.Now
 	}
+	if cfg.Writer.MaxPackedBytes <= 0 {
+		// Two files expanding at once (an encoding slot per CPU on this
+		// kind of machine) must fit beside the open buffers.
+		cfg.Writer.MaxPackedBytes = int64(float64(cfg.MaxBufferBytes)*dataShare) / 4
+	}
 	// Compression runs on the upload goroutines, not on the decoder's.
 	cfg.Writer.DeferEncode = true
 	mem := newCountingAllocator(cfg.Writer.Allocator)

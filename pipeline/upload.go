@@ -117,9 +117,11 @@ func (u *uploader) putFile(q queued) {
 	}
 	start := time.Now()
 	u.encodeSlots <- struct{}{}
-	u.encoding.Add(q.memory)
+	// A file of packed rows expands to its columns as it is encoded.
+	weight := max(q.memory, f.EncodeMemoryBytes())
+	u.encoding.Add(weight)
 	err := f.Encode()
-	u.encoding.Add(-q.memory)
+	u.encoding.Add(-weight)
 	<-u.encodeSlots
 	if err != nil {
 		u.fail(err)

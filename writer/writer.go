@@ -29,6 +29,12 @@ import (
 type Config struct {
 	MaxRows      int           // roll a file at this many rows; default 1,000,000
 	MaxBytes     int64         // roll at this many buffered bytes; default 128 MiB
+	// MaxPackedBytes rolls a buffer whose rows are packed (many buffers
+	// open: stage.go) at this many buffered bytes, by the same estimate
+	// as MaxBytes; default 32 MiB. Packed rows take a third of the memory
+	// they expand to when the file is encoded, so a table in a burst
+	// among many must not gather more than its expansion can afford.
+	MaxPackedBytes int64
 	MaxAge       time.Duration // roll a file this long after its first row; default 5m
 	RowGroupRows int64         // rows per Parquet row group; default 128 Ki
 	Compression  string        // zstd (default), snappy, gzip or none
@@ -123,6 +129,7 @@ type File struct {
 
 	estimate int64          // buffered bytes, until encoded
 	memBytes int64          // memory its rows hold, until encoded
+	expands  int64          // what packed rows will take once unpacked to be encoded
 	enc      *pendingEncode // rows waiting to be encoded (Config.DeferEncode)
 }
 
@@ -270,6 +277,9 @@ func New(cfg Config) (*Writer, error) {
 	if cfg.MaxRows <= 0 {
 		cfg.MaxRows = 1_000_000
 	}
+	if cfg.MaxPackedBytes <= 0 {
+		cfg.MaxPackedBytes = 32 << 20
+	}
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = 128 << 20
 	}
@@ -368,7 +378,7 @@ func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]
 			return files, err
 		}
 		files = append(files, f)
-	case b.bytes >= w.cfg.MaxBytes:
+	case b.bytes >= w.cfg.MaxBytes, len(b.packed) > 0 && b.bytes >= w.cfg.MaxPackedBytes:
 		f, err := w.flush(b, "bytes")
 		if err != nil {
 			return files, err
@@ -532,6 +542,9 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 		// per encoding goroutine at a time.
 		f.enc = &pendingEncode{packed: b, conv: conv, w: w}
 		f.memBytes = b.heldBytes()
+		// The estimate is of the values; unpacked columns hold about a
+		// quarter more (offsets, bitmaps, the strings' reserve).
+		f.expands = b.bytes + b.bytes/4
 		return f, nil
 	}
 	f.enc = w.prepare(b, conv)
@@ -689,6 +702,10 @@ func (f *File) Release() {
 // MemoryBytes is the memory the file's rows held when it was flushed: the
 // allocated size of its Arrow buffers, which builders grow by doubling.
 func (f *File) MemoryBytes() int64 { return f.memBytes }
+
+// EncodeMemoryBytes is what the file's rows take while it is encoded:
+// packed rows are unpacked into columns first.
+func (f *File) EncodeMemoryBytes() int64 { return max(f.memBytes, f.expands) }
 
 func batchMemory(rec arrow.RecordBatch) int64 {
 	var n int64
