@@ -27,23 +27,23 @@ import (
 
 // Config is the roll policy and encoding of data files.
 type Config struct {
-	MaxRows  int   // roll a file at this many rows; default 1,000,000
-	MaxBytes int64 // roll at this many buffered bytes; default 128 MiB
+	MaxRows      int           // roll a file at this many rows; default 1,000,000
+	MaxBytes     int64         // roll at this many buffered bytes; default 128 MiB
+	MaxAge       time.Duration // roll a file this long after its first row; default 5m
+	RowGroupRows int64         // rows per Parquet row group; default 128 Ki
+	Compression  string        // zstd (default), snappy, gzip or none
+	// CompressionLevel is the codec's level; 0 picks zstd level 1, which
+	// in the benchmark wrote files about 1% larger than level 3 in about
+	// two thirds of the compression time, and the codec's default for
+	// the others.
+	CompressionLevel int
 	// MaxPackedBytes rolls a buffer whose rows are packed (many buffers
 	// open: stage.go) at this many buffered bytes, by the same estimate
 	// as MaxBytes; default 32 MiB. Packed rows take a third of the memory
 	// they expand to when the file is encoded, so a table in a burst
 	// among many must not gather more than its expansion can afford.
 	MaxPackedBytes int64
-	MaxAge         time.Duration // roll a file this long after its first row; default 5m
-	RowGroupRows   int64         // rows per Parquet row group; default 128 Ki
-	Compression    string        // zstd (default), snappy, gzip or none
-	// CompressionLevel is the codec's level; 0 picks zstd level 1, which
-	// in the benchmark wrote files about 1% larger than level 3 in about
-	// two thirds of the compression time, and the codec's default for
-	// the others.
-	CompressionLevel int
-	Granularity      partition.Granularity
+	Granularity    partition.Granularity
 	// ProcessingTime partitions by the time a row is buffered instead of
 	// by op_ts.
 	ProcessingTime bool
