@@ -1096,13 +1096,13 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if err := r.up.sendObject(ctx, k, r.schemaDocs[k]); err != nil {
-			return fmt.Errorf("write schema %s: %w", k, err)
+			return err // an earlier upload's failure, which names its object, or the run's end
 		}
 		delete(r.schemaDocs, k)
 	}
 	for _, f := range r.dlq.drain() {
 		if err := r.up.sendDeadLetters(ctx, f); err != nil {
-			return fmt.Errorf("write dead letters %s: %w", f.key, err)
+			return err // as above; their own upload's failure comes from wait
 		}
 	}
 	if err := r.up.wait(); err != nil {
