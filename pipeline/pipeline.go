@@ -237,9 +237,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		cfg.Writer.Now = cfg.Now
 	}
 	if cfg.Writer.MaxPackedBytes <= 0 {
-		// Two files expanding at once (an encoding slot per CPU on this
-		// kind of machine) must fit beside the open buffers.
-		cfg.Writer.MaxPackedBytes = int64(float64(cfg.MaxBufferBytes)*dataShare) / 4
+		// The files expanding at once (an encoding slot per CPU), each
+		// counted twice while it encodes, must fit beside the open
+		// buffers.
+		encoders := min(cfg.UploadWorkers, runtime.GOMAXPROCS(0))
+		cfg.Writer.MaxPackedBytes = int64(float64(cfg.MaxBufferBytes)*dataShare) / int64(2*encoders)
 	}
 	// Compression runs on the upload goroutines, not on the decoder's.
 	cfg.Writer.DeferEncode = true

@@ -45,7 +45,8 @@ type buffer struct {
 	changed       *array.ListBuilder
 	changedValues *array.StringBuilder
 
-	// stage holds the rows not yet in the columns, from rowStarts on
+	// stage holds the rows not yet packed (or, with few buffers open,
+	// drained into the columns), from rowStarts on
 	// (stage.go); withBefore is drainStage's scratch.
 	stage      []byte
 	rowStarts  []int32

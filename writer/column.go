@@ -210,7 +210,6 @@ func (c *column) newArray() arrow.Array {
 	return array.MakeFromData(d)
 }
 
-// release drops the column's hold on its buffers.
 // memBytes is the memory the column's buffers hold.
 func (c *column) memBytes() int64 {
 	var n int64
@@ -222,6 +221,7 @@ func (c *column) memBytes() int64 {
 	return n
 }
 
+// release drops the column's hold on its buffers.
 func (c *column) release() {
 	for _, b := range []*memory.Buffer{c.valid, c.offsets, c.data} {
 		if b != nil {

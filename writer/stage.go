@@ -32,7 +32,7 @@ import (
 //
 // The stage's memory comes from the writer's allocator, so the budget
 // counts it: stageBytes plus room for the row that crosses it, per open
-// buffer. A longer row grows it on the Go heap until the next drain.
+// buffer. A longer row grows it on the Go heap until it is packed.
 const (
 	stageAbove = 32 // open buffers: about 2,000 column tails, what a core's L2 holds
 	stageRows  = 64
@@ -44,7 +44,7 @@ var le = binary.LittleEndian
 
 // stageRow appends a row to the stage: op_ts, xid, pos, src_offset, the
 // row image, then the before image (when the schema has one). Values are
-// written as drainStage reads them back: a state byte per column value,
+// written as drainRows reads them back: a state byte per column value,
 // then the value when it is set.
 func (b *buffer) stageRow(rec *cdc.Record, row, before []slot, src Source) {
 	if b.stageMem == nil {
@@ -113,6 +113,9 @@ func (b *buffer) packStage() {
 		le.PutUint32(mem[len(sc.buf)+4*i:], uint32(p))
 	}
 	b.packed = append(b.packed, packedRows{mem: mem, body: len(sc.buf), rows: n, size: len(b.stage)})
+	if cap(sc.buf) > 4*(stageBytes+stageSlack) {
+		sc.buf = nil // a long row's: not kept for the stages of ordinary ones
+	}
 	b.packedBytes += int64(len(mem))
 	b.resetStage()
 }
@@ -131,6 +134,13 @@ func (b *buffer) unpack() {
 		staged := 0
 		for _, p := range b.packed {
 			staged += p.size
+		}
+		// Rows appended straight before the buffer packed are already in
+		// the columns: only what the first block adds is scaled.
+		cols := b.columns()
+		n0, d0 := make([]int, len(cols)), make([]int, len(cols))
+		for i, c := range cols {
+			n0[i], d0[i] = c.n, c.dataLen
 		}
 		var st []byte
 		var cur []int32
@@ -153,8 +163,9 @@ func (b *buffer) unpack() {
 				// block spares the doublings, whose copies were a third
 				// of all bytes allocated.
 				scale := 1.05 * float64(staged) / float64(p.size)
-				for _, c := range b.columns() {
-					c.reserve(int(scale*float64(c.n)), int(scale*float64(c.dataLen)))
+				for j, c := range cols {
+					rows := min(b.rows, n0[j]+int(scale*float64(c.n-n0[j])))
+					c.reserve(rows, d0[j]+int(scale*float64(c.dataLen-d0[j])))
 				}
 			}
 		}

@@ -141,7 +141,11 @@ type Key struct {
 	Partition string
 }
 
-// Writer owns the open table buffers. It is not safe for concurrent use.
+// Writer owns the open table buffers. It is not safe for concurrent use,
+// except that File.Encode of a file of packed rows prepares its batch
+// (Writer.prepare) on the encoding goroutine, which reads only the
+// configuration, the codec and the version's file shapes (under their
+// lock) beside the buffer it was handed.
 type Writer struct {
 	cfg        Config
 	codec      compress.Compression
@@ -558,7 +562,8 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 	return f, nil
 }
 
-// pendingEncode is a finished record batch waiting to become Parquet.
+// pendingEncode is a finished record batch waiting to become Parquet, or
+// a buffer of packed rows that becomes one when it is encoded.
 type pendingEncode struct {
 	// packed, when set, is a buffer of packed rows that prepare makes the
 	// batch of (with conv and w) on the encoding goroutine.
@@ -700,7 +705,9 @@ func (f *File) Release() {
 }
 
 // MemoryBytes is the memory the file's rows held when it was flushed: the
-// allocated size of its Arrow buffers, which builders grow by doubling.
+// allocated size of its Arrow buffers, which builders grow by doubling,
+// or for packed rows the packed blocks and the columns beside them (the
+// lists' and Qlik's builders, rarely more than a null a row, not counted).
 func (f *File) MemoryBytes() int64 { return f.memBytes }
 
 // EncodeMemoryBytes is what the file's rows take while it is encoded:
