@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -150,4 +151,39 @@ func TestDeadLettersOfACrashedRoundAreWrittenOnce(t *testing.T) {
 		t.Errorf("rerun rejected %d records, want 2", sum.Rejected)
 	}
 	checkSettled(t, dir, p, "[3 4]", 1, "1,3")
+}
+
+// TestManyRejectsAreWrittenBeforeTheCommit: a stream of bad records must
+// not hold their text in memory until the next commit. Past a sixteenth
+// of the budget the dead letters are written ahead, under intents the
+// checkpoint settles: several files, each rejected line in them once,
+// the good rows all there, no intent left.
+func TestManyRejectsAreWrittenBeforeTheCommit(t *testing.T) {
+	const bad = 3000
+	lines := []string{ordersMeta, dml("1", "")}
+	var want []int64
+	for i := range bad {
+		lines = append(lines, fmt.Sprintf("not json %d %s", i, strings.Repeat("x", 80)))
+		want = append(want, int64(len(lines)))
+	}
+	lines = append(lines, dml("2", ""))
+	input := writeFile(t, t.TempDir(), "in.jsonl", strings.Join(lines, "\n")+"\n")
+	dir := t.TempDir()
+	const budget = 1 << 20 // dead letters written every 64 KiB
+	if _, err := export(t, dir, func(c *pipeline.Config) { c.MaxBufferBytes = budget }, input); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "_dlq", "dt=*", "*.jsonl"))
+	if len(files) < 4 {
+		t.Errorf("%d dead-letter files for %d rejects of about 250 bytes: they were held until the commit", len(files), bad)
+	}
+	var got []int64
+	for _, l := range readDLQ(t, dir) {
+		got = append(got, l.Offset)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d dead letters, want the %d rejected lines once each", len(got), len(want))
+	}
+	checkSettled(t, dir, input, fmt.Sprint(want), len(files), "1,2")
 }

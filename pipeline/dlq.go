@@ -40,6 +40,7 @@ type dlqBatch struct {
 
 type deadLetters struct {
 	batches map[string]*dlqBatch
+	bytes   int // held in batches
 	now     func() time.Time
 	run     string // named in the files' keys, as in data files'
 }
@@ -66,6 +67,7 @@ func (d *deadLetters) add(m *source.Message, table string, rej *cdc.RejectError)
 	b.buf.Write(line)
 	b.buf.WriteByte('\n')
 	b.count++
+	d.bytes += len(line) + 1
 }
 
 func (d *deadLetters) pending() int {
@@ -94,6 +96,7 @@ func (d *deadLetters) drain() []dlqFile {
 			key: partition.DLQKey(day, part, b.firstOffset, d.run), data: b.buf.Bytes()})
 		delete(d.batches, part)
 	}
+	d.bytes = 0
 	slices.SortFunc(out, func(a, b dlqFile) int { return strings.Compare(a.partition, b.partition) })
 	return out
 }

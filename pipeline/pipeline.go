@@ -376,6 +376,14 @@ func (r *runner) step(st *loopState, m *source.Message, err error, rec *cdc.Reco
 	if err != nil {
 		return true, err
 	}
+	if r.dlq.bytes >= r.dlqFlushBytes() {
+		// A stream of bad records must not gather their text in memory
+		// until the next commit: the dead letters go out now, under
+		// intents the next checkpoint settles, as data files do.
+		if err := r.sendDeadLetters(ctx); err != nil {
+			return true, err
+		}
+	}
 	if r.sum.Records%1024 == 0 {
 		r.cfg.Observer.Buffered(r.dataBytes(), r.cfg.MaxBufferBytes)
 		if now := r.cfg.Now(); now.Sub(st.lastAgeCheck) >= time.Second {
@@ -975,6 +983,20 @@ func (r *runner) reject(m *source.Message, table string, rej *cdc.RejectError) e
 	return nil
 }
 
+// sendDeadLetters queues the dead letters held so far for upload.
+func (r *runner) sendDeadLetters(ctx context.Context) error {
+	for _, f := range r.dlq.drain() {
+		if err := r.up.sendDeadLetters(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dlqFlushBytes is how much dead-letter text is held before it is sent
+// ahead of the commit: a sixteenth of the budget (16 MiB under 256 MiB).
+func (r *runner) dlqFlushBytes() int { return int(r.cfg.MaxBufferBytes / 16) }
+
 // dataShare is the share of MaxBufferBytes the data may hold; the rest is
 // headroom for records being decoded, garbage not yet collected and the
 // runtime, so that the process as a whole stays near the budget.
@@ -1102,10 +1124,8 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 		}
 		delete(r.schemaDocs, k)
 	}
-	for _, f := range r.dlq.drain() {
-		if err := r.up.sendDeadLetters(ctx, f); err != nil {
-			return err // as above; their own upload's failure comes from wait
-		}
+	if err := r.sendDeadLetters(ctx); err != nil {
+		return err // as above; their own upload's failure comes from wait
 	}
 	if err := r.up.wait(); err != nil {
 		return err
