@@ -323,3 +323,32 @@ func TestKafkaAssignmentTakesPartitionsInParallel(t *testing.T) {
 	}
 	checkExactlyOnce(t, dir, st)
 }
+
+// TestKafkaManyTablesPackedExactlyOnce: 40 tables over 6 partitions keep
+// more than 32 buffers open, so rows are packed (writer/stage.go) and
+// unpacked on the encoding goroutines, across DDL rotations, row-limit
+// files and a small budget's flushes: every record lands exactly once.
+func TestKafkaManyTablesPackedExactlyOnce(t *testing.T) {
+	addrs := kafkatest.Start(t, "cdc", 6)
+	var lines [][]byte
+	st, err := gen.Write(io.Discard, gen.Options{Records: 12000, Tables: 40, Seed: 12, DDLEvery: 4000, Track: true, Lines: &lines})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Produce(t, addrs, "cdc", lines, kafkatest.TableKey)
+	dir := t.TempDir()
+	local, _ := store.NewLocal(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sum, err := runKafka(ctx, t, addrs, "g-packed", true, local, func(c *pipeline.Config) {
+		c.MaxBufferBytes = 8 << 20
+		c.Writer.MaxRows = 250
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rejected != 0 || sum.Tables < 33 {
+		t.Fatalf("rejected %d, %d tables", sum.Rejected, sum.Tables)
+	}
+	checkExactlyOnce(t, dir, st)
+}
