@@ -59,6 +59,7 @@ type buffer struct {
 	packed      []packedRows
 	packedBytes int64
 	scratch     *packScratch
+	hint        *sizeHint // reserved once the columns are made
 
 	rows                    int
 	bytes                   int64
@@ -86,6 +87,7 @@ const (
 )
 
 func (b *buffer) sizeHint() *sizeHint {
+	b.makeColumns()
 	b.drainStage()
 	h := &sizeHint{rows: min(b.rows, maxHintRows)}
 	for _, bb := range binaryBuilders(b.builders, nil) {
@@ -110,6 +112,10 @@ func (h *sizeHint) apply(b *buffer) {
 			bb.ReserveData(h.data[i])
 		}
 	}
+}
+
+// applyColumns reserves the columns, once they are made.
+func (h *sizeHint) applyColumns(b *buffer) {
 	for i, c := range b.columns() {
 		if i < len(h.colData) {
 			c.reserve(h.colRows[i], h.colData[i])
@@ -148,21 +154,18 @@ func binaryBuilders(bs []array.Builder, out []*array.BinaryBuilder) []*array.Bin
 	return out
 }
 
-func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string, src Source, now time.Time, hint *sizeHint) *buffer {
+// newBuffer makes a buffer; its columns are made now unless packed is
+// set (many buffers open), when its rows are packed and the columns are
+// needed only once they are unpacked: with hundreds of tables, the empty
+// columns of the open buffers were a third of the live heap's objects,
+// which the collector marks at every cycle.
+func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string, src Source, now time.Time, hint *sizeHint, packed bool) *buffer {
 	fields := v.Schema.Fields()
-	b := &buffer{key: key, seg: seg, version: v, created: now, firstOffset: src.Offset, beforeIdx: -1, mem: mem}
+	b := &buffer{key: key, seg: seg, version: v, created: now, firstOffset: src.Offset, beforeIdx: -1, mem: mem, hint: hint}
 	b.fieldCols = make([]*column, len(fields))
 	b.builders = make([]array.Builder, len(fields))
-	text, integer := arrowschema.Type{Kind: arrowschema.KindString}, arrowschema.Type{Kind: arrowschema.KindInt64}
-	at := func(i int, t arrowschema.Type) *column {
-		b.fieldCols[i] = newColumn(mem, t)
-		return b.fieldCols[i]
-	}
-	b.opType, b.opTS = at(0, text), at(1, arrowschema.Type{Kind: arrowschema.KindTimestamp})
 	b.ops = memory.NewResizableBuffer(mem)
-	b.xid, b.pos = at(2, text), at(3, text)
 	for i := range v.Columns {
-		b.cols = append(b.cols, at(4+i, v.Columns[i].Type))
 		b.kinds = append(b.kinds, v.Columns[i].Type.Kind)
 	}
 	field := func(name string) array.Builder {
@@ -173,12 +176,9 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 		return nil
 	}
 	b.absent = field(arrowschema.ColAbsentColumns).(*array.ListBuilder)
-	b.srcPartition = at(v.Schema.FieldIndices(arrowschema.ColSrcPartition)[0], text)
-	b.srcOffset = at(v.Schema.FieldIndices(arrowschema.ColSrcOffset)[0], integer)
 	b.absentValues = b.absent.ValueBuilder().(*array.StringBuilder)
 	if idx := v.Schema.FieldIndices(arrowschema.ColBeforeImage); len(idx) > 0 {
 		b.beforeIdx = idx[0]
-		b.before = newStructColumn(mem, v, v.Schema.Field(idx[0]).Type)
 	}
 	if f := field(arrowschema.ColChangeSeq); f != nil {
 		b.changeSeq = f.(*array.StringBuilder)
@@ -190,7 +190,37 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 	if hint != nil {
 		hint.apply(b)
 	}
+	if !packed {
+		b.makeColumns()
+	}
 	return b
+}
+
+// makeColumns makes the buffer's columns, once, reserving what the hint
+// says.
+func (b *buffer) makeColumns() {
+	if b.opTS != nil {
+		return
+	}
+	v, mem := b.version, b.mem
+	text, integer := arrowschema.Type{Kind: arrowschema.KindString}, arrowschema.Type{Kind: arrowschema.KindInt64}
+	at := func(i int, t arrowschema.Type) *column {
+		b.fieldCols[i] = newColumn(mem, t)
+		return b.fieldCols[i]
+	}
+	b.opType, b.opTS = at(0, text), at(1, arrowschema.Type{Kind: arrowschema.KindTimestamp})
+	b.xid, b.pos = at(2, text), at(3, text)
+	for i := range v.Columns {
+		b.cols = append(b.cols, at(4+i, v.Columns[i].Type))
+	}
+	b.srcPartition = at(v.Schema.FieldIndices(arrowschema.ColSrcPartition)[0], text)
+	b.srcOffset = at(v.Schema.FieldIndices(arrowschema.ColSrcOffset)[0], integer)
+	if b.beforeIdx >= 0 {
+		b.before = newStructColumn(mem, v, v.Schema.Field(b.beforeIdx).Type)
+	}
+	if b.hint != nil {
+		b.hint.applyColumns(b)
+	}
 }
 
 // heldBytes is the memory the buffer's rows hold now.
@@ -269,6 +299,7 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 	if staged {
 		b.stageRow(rec, row, before, src)
 	} else {
+		b.makeColumns()
 		if b.stageMem != nil {
 			b.unpack()
 			b.dropStage() // back to few buffers: the stage's memory is not needed
@@ -328,7 +359,7 @@ func (b *buffer) append(rec *cdc.Record, row, before []slot, changed []string, s
 		}
 		size += int64(len(q.ChangeSeq) + 16)
 	}
-	if b.before != nil && before != nil {
+	if b.beforeIdx >= 0 && before != nil {
 		for i := range before {
 			size += slotBytes(b.kinds[i], &before[i])
 		}

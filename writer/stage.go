@@ -61,7 +61,7 @@ func (b *buffer) stageRow(rec *cdc.Record, row, before []slot, src Source) {
 	for i := range row {
 		st = stageSlot(st, kinds[i], &row[i])
 	}
-	if b.before != nil {
+	if b.beforeIdx >= 0 {
 		if before == nil {
 			st = append(st, 0)
 		} else {
@@ -126,6 +126,7 @@ type packScratch struct{ buf []byte }
 
 // unpack drains the packed rows, then the staged ones, into the columns.
 func (b *buffer) unpack() {
+	b.makeColumns()
 	if len(b.packed) > 0 {
 		// The columns' final row count is known: no doubling, no copies.
 		for _, c := range b.stagedColumns() {
@@ -233,6 +234,7 @@ func (b *buffer) drainStage() {
 	if len(b.rowStarts) == 0 {
 		return
 	}
+	b.makeColumns()
 	b.drainRows(b.stage, b.rowStarts)
 	b.resetStage()
 }

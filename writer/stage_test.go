@@ -60,8 +60,8 @@ func TestStageKeepsEveryValue(t *testing.T) {
 
 	for _, rows := range []int{1, stageRows - 1, stageRows, 3*stageRows + 5, 2000} {
 		t.Run(fmt.Sprint(rows), func(t *testing.T) {
-			staged := newBuffer(mem, Key{Table: "S.T", Partition: "p0"}, v, "s_t", Source{Partition: "p0"}, time.Time{}, nil)
-			direct := newBuffer(mem, Key{Table: "S.T", Partition: "p0"}, v, "s_t", Source{Partition: "p0"}, time.Time{}, nil)
+			staged := newBuffer(mem, Key{Table: "S.T", Partition: "p0"}, v, "s_t", Source{Partition: "p0"}, time.Time{}, nil, true)
+			direct := newBuffer(mem, Key{Table: "S.T", Partition: "p0"}, v, "s_t", Source{Partition: "p0"}, time.Time{}, nil, false)
 			for i := range rows {
 				rec := &cdc.Record{Op: cdc.Op(1 + r.IntN(3)), OpTS: time.UnixMicro(r.Int64N(1e15)),
 					XID: fmt.Sprint(r.IntN(100)), HasXID: r.IntN(4) > 0, Pos: fmt.Sprint(i), HasPos: r.IntN(4) > 0}

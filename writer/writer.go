@@ -365,7 +365,7 @@ func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]
 		b = nil
 	}
 	if b == nil {
-		b = newBuffer(w.cfg.Allocator, key, v, seg, src, w.cfg.Now(), conv.hint)
+		b = newBuffer(w.cfg.Allocator, key, v, seg, src, w.cfg.Now(), conv.hint, len(w.buffers) >= stageAbove)
 		b.scratch = &w.pack
 		w.buffers[key] = b
 	}
