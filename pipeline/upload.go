@@ -46,10 +46,8 @@ type uploader struct {
 	inflight, encoded atomic.Int64
 	progress          chan struct{}
 	// encoding is the memory of the files being encoded: the Parquet
-	// encoder's pages and output grow outside the counting allocator (in
-	// arrow-go's buffer pool and in byte slices), measured at up to about
-	// the file's own Arrow memory, so a file counts twice while it is
-	// encoded. encodeSlots bounds the files encoded at once to the CPUs:
+	// encoder's pages and output grow outside the counting allocator, in
+	// byte slices (File.EncodeMemoryBytes). encodeSlots bounds the files encoded at once to the CPUs:
 	// more would only add memory, while uploads still run on every worker.
 	encoding    atomic.Int64
 	encodeSlots chan struct{}
@@ -117,8 +115,7 @@ func (u *uploader) putFile(q queued) {
 	}
 	start := time.Now()
 	u.encodeSlots <- struct{}{}
-	// A file of packed rows expands to its columns as it is encoded.
-	weight := max(q.memory, f.EncodeMemoryBytes())
+	weight := f.EncodeMemoryBytes()
 	u.encoding.Add(weight)
 	err := f.Encode()
 	u.encoding.Add(-weight)

@@ -51,7 +51,7 @@ func benchEncode(b *testing.B, rows int, encoder string) {
 		if err != nil || len(files) != 1 {
 			b.Fatal(err, len(files))
 		}
-		pe := files[0].enc
+		pe := prepared(files[0])
 		b.ReportAllocs()
 		size := 0
 		for b.Loop() {

@@ -230,3 +230,33 @@ func TestZstdCodecMatchesArrowGoAndKeepsEncoders(t *testing.T) {
 		t.Error("no level-1 encoder kept after two collections")
 	}
 }
+
+// The memory budget counts a file being encoded at EncodeMemoryBytes
+// beside its rows: what the lean encoder allocates for a large file
+// (once a first file has filled the encoders' and scratch pools) stays
+// within it. Everything it allocates is counted here, also what it takes
+// through the Arrow allocator, which the budget sees anyway.
+func TestEncodeAllocatesWithinItsWeight(t *testing.T) {
+	v, recs := benchRecords(t, 50000, 16)
+	encode := func() (weight int64, allocated uint64) {
+		w := newWriter(t, Config{DeferEncode: true})
+		for i, r := range recs {
+			mustAppend(t, w, v, r, Source{Partition: "p0", Offset: int64(i)})
+		}
+		f := mustFlushAll(t, w)[0]
+		prepared(f) // the record batch, as Encode makes it first
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if err := f.Encode(); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return f.EncodeMemoryBytes(), after.TotalAlloc - before.TotalAlloc
+	}
+	encode()
+	weight, allocated := encode()
+	if int64(allocated) > weight {
+		t.Errorf("encoding allocated %d bytes, more than the %d the budget counts", allocated, weight)
+	}
+	t.Logf("encoding allocated %d bytes; the budget counts %d", allocated, weight)
+}

@@ -412,7 +412,7 @@ func TestLeanShapeFallsBackToPqarrow(t *testing.T) {
 	if len(files) != 1 || files[0].enc == nil {
 		t.Fatalf("want one file waiting to be encoded, got %d", len(files))
 	}
-	e := files[0].enc
+	e := prepared(files[0])
 	if e.shape.footer == nil || e.shape.pq != nil {
 		t.Fatalf("the shape is not a lean one without its Parquet schema (footer %v, schema %v)", e.shape.footer != nil, e.shape.pq != nil)
 	}

@@ -127,7 +127,7 @@ func testManyOpenBuffers(t *testing.T, maxRows int, deferEncode bool) {
 	)
 	take := func(files []*File) {
 		for _, f := range files {
-			if f.enc != nil && f.enc.packed != nil {
+			if f.enc != nil && f.enc.buf != nil && len(f.enc.buf.packed) > 0 {
 				packed++
 			}
 			if !deferEncode {

@@ -39,10 +39,10 @@ func TestUnpackAfterDirectRowsReservesWhatTheFileHolds(t *testing.T) {
 	var b *buffer
 	for _, f := range files {
 		if f.SourcePartition == "hot" {
-			if f.enc == nil || f.enc.packed == nil {
+			if f.enc == nil || f.enc.buf == nil || len(f.enc.buf.packed) == 0 {
 				t.Fatal("the hot file holds no packed rows")
 			}
-			b = f.enc.packed
+			b = f.enc.buf
 		}
 	}
 	blocks := len(b.packed)

@@ -104,6 +104,15 @@ func mustAppend(t *testing.T, w *Writer, v *arrowschema.Version, r *cdc.Record, 
 	return files
 }
 
+// prepared makes a deferred file's record batch, as Encode does first.
+func prepared(f *File) *pendingEncode {
+	if e := f.enc; e != nil && e.buf != nil {
+		f.enc = e.w.prepare(e.buf, e.conv)
+		e.buf.release()
+	}
+	return f.enc
+}
+
 func mustFlushAll(t *testing.T, w *Writer) []*File {
 	t.Helper()
 	files, err := w.FlushAll("shutdown")
