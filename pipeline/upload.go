@@ -47,8 +47,9 @@ type uploader struct {
 	progress          chan struct{}
 	// encoding is the memory of the files being encoded: the Parquet
 	// encoder's pages and output grow outside the counting allocator, in
-	// byte slices (File.EncodeMemoryBytes). encodeSlots bounds the files encoded at once to the CPUs:
-	// more would only add memory, while uploads still run on every worker.
+	// byte slices (File.EncodeMemoryBytes). encodeSlots bounds the files
+	// encoded at once to the CPUs: more would only add memory, while
+	// uploads still run on every worker.
 	encoding    atomic.Int64
 	encodeSlots chan struct{}
 	upCtx       context.Context

@@ -143,7 +143,7 @@ type Key struct {
 }
 
 // Writer owns the open table buffers. It is not safe for concurrent use,
-// except that File.Encode of a file of packed rows prepares its batch
+// except that File.Encode of a deferred file prepares its batch
 // (Writer.prepare) on the encoding goroutine, which reads only the
 // configuration, the codec and the version's file shapes (under their
 // lock) beside the buffer it was handed.
@@ -551,7 +551,8 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 		// the reading goroutine away from its records while the decoders
 		// waited (4 tables: 0.74 s of CPU).
 		f.enc = &pendingEncode{buf: b, conv: conv, w: w}
-		f.memBytes = b.heldBytes()
+		// op_type and src_partition are written with the batch.
+		f.memBytes = b.heldBytes() + int64(b.rows)*int64(len("REFRESH")+len(b.key.Partition)+8)
 		if len(b.packed) > 0 {
 			// The estimate is of the values; unpacked columns hold about
 			// a quarter more (offsets, bitmaps, the strings' reserve).
@@ -562,10 +563,8 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 	f.enc = w.prepare(b, conv)
 	b.release()
 	f.memBytes = batchMemory(f.enc.batch)
-	if !w.cfg.DeferEncode {
-		if err := f.Encode(); err != nil {
-			return nil, err
-		}
+	if err := f.Encode(); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -713,24 +712,26 @@ func (f *File) Release() {
 }
 
 // MemoryBytes is the memory the file's rows held when it was flushed: the
-// allocated size of its Arrow buffers, which builders grow by doubling,
-// or for packed rows the packed blocks and the columns beside them (the
+// allocated size of its Arrow buffers, which builders grow by doubling.
+// Of a deferred file, whose batch is made when it is encoded, it is the
+// packed blocks and the columns, with the metacolumns written then (the
 // lists' and Qlik's builders, rarely more than a null a row, not counted).
 func (f *File) MemoryBytes() int64 { return f.memBytes }
 
 // EncodeMemoryBytes is what encoding the file takes beside the memory
 // the counting allocator sees (its rows', and the columns packed rows
 // are unpacked into): the encoder's pages and output, in byte slices.
-// pqarrow's took up to about the file's own Arrow memory; the lean
-// encoder allocates 0.3 (50,000 rows) to 0.8 (500 rows) of it while it
-// encodes a file, so half is counted. Counting all of it held reading
-// back for a quarter of the main loop's time on the 4-table stream (a
-// runtime trace's waits in the budget), for a peak RSS of 1.0 of the
-// budget.
+// pqarrow's took up to about the file's own Arrow memory. The lean
+// encoder's are its output and pooled scratch: on the benchmark's rows
+// 0.3 (50,000 rows) of the file's memory, and for values that do not
+// compress the values' own size, which the writer's estimate of the
+// buffer is; so the estimate is counted when it is less. Counting all of
+// the file's memory held reading back for a quarter of the main loop's
+// time on the 4-table stream (a runtime trace's waits in the budget).
 func (f *File) EncodeMemoryBytes() int64 {
 	n := max(f.memBytes, f.expands)
 	if f.lean {
-		n /= 2
+		n = min(n, f.estimate)
 	}
 	return n
 }
