@@ -3,6 +3,7 @@ package writer
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -231,19 +232,18 @@ func TestZstdCodecMatchesArrowGoAndKeepsEncoders(t *testing.T) {
 	}
 }
 
-// The memory budget counts a file being encoded at EncodeMemoryBytes
-// beside its rows: what the lean encoder allocates for a large file
-// (once a first file has filled the encoders' and scratch pools) stays
-// within it. Everything it allocates is counted here, also what it takes
+// checkEncodeWeight encodes the file makeFile flushes a few times and
+// checks that the least the lean encoder allocated (once the encoders'
+// and scratch pools have filled over the first files) stays within the
+// EncodeMemoryBytes the memory budget counts for it beside its rows.
+// Everything encoding allocates is counted here, also what it takes
 // through the Arrow allocator, which the budget sees anyway.
-func TestEncodeAllocatesWithinItsWeight(t *testing.T) {
-	v, recs := benchRecords(t, 50000, 16)
-	encode := func() (weight int64, allocated uint64) {
-		w := newWriter(t, Config{DeferEncode: true})
-		for i, r := range recs {
-			mustAppend(t, w, v, r, Source{Partition: "p0", Offset: int64(i)})
-		}
-		f := mustFlushAll(t, w)[0]
+func checkEncodeWeight(t *testing.T, makeFile func() *File) {
+	t.Helper()
+	var weight int64
+	var allocated uint64
+	for i := range 5 {
+		f := makeFile()
 		prepared(f) // the record batch, as Encode makes it first
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -251,17 +251,66 @@ func TestEncodeAllocatesWithinItsWeight(t *testing.T) {
 			t.Fatal(err)
 		}
 		runtime.ReadMemStats(&after)
-		return f.EncodeMemoryBytes(), after.TotalAlloc - before.TotalAlloc
-	}
-	// The encoders' and scratch pools fill over the first files; the
-	// least of a few runs is the steady state.
-	weight, allocated := encode()
-	for range 3 {
-		_, a := encode()
-		allocated = min(allocated, a)
+		weight = f.EncodeMemoryBytes()
+		if a := after.TotalAlloc - before.TotalAlloc; i == 0 || a < allocated {
+			allocated = a
+		}
 	}
 	if int64(allocated) > weight {
 		t.Errorf("encoding allocated %d bytes, more than the %d the budget counts", allocated, weight)
 	}
 	t.Logf("encoding allocated %d bytes; the budget counts %d", allocated, weight)
+}
+
+// A large file of the benchmark's rows.
+func TestEncodeAllocatesWithinItsWeight(t *testing.T) {
+	v, recs := benchRecords(t, 50000, 16)
+	checkEncodeWeight(t, func() *File {
+		w := newWriter(t, Config{DeferEncode: true})
+		for i, r := range recs {
+			mustAppend(t, w, v, r, Source{Partition: "p0", Offset: int64(i)})
+		}
+		return mustFlushAll(t, w)[0]
+	})
+}
+
+// Values that do not compress (random printable text), packed: the
+// encoder's output is about the values' own size, more than half the
+// file's memory (which the budget counted first).
+func TestEncodeWeightCoversIncompressibleValues(t *testing.T) {
+	fx, v := ordersFixture(t, false)
+	r := rand.New(rand.NewPCG(1, 2))
+	recs := make([]string, 20000)
+	buf := make([]byte, 400)
+	for i := range recs {
+		for j := range buf {
+			c := byte(' ' + r.IntN(94))
+			if c == '"' || c == '\\' {
+				c = 'x'
+			}
+			buf[j] = c
+		}
+		recs[i] = fmt.Sprintf(`{"qual_table":"SALES.ORDERS","op_type":"INSERT","op_ts":"2026-07-13T04:01:01.123456Z","xid":"x","pos":"p%d","after":{"ORDER_ID":%d,"STATUS":"%s","TOTAL_AMOUNT":1.5}}`, i, i, buf)
+	}
+	checkEncodeWeight(t, func() *File {
+		w := newWriter(t, Config{DeferEncode: true, MaxPackedBytes: 1 << 30})
+		for p := range stageAbove + 1 { // many buffers open: the rows are packed
+			mustAppend(t, w, v, fx.rec(recs[p]), Source{Partition: fmt.Sprintf("c%02d", p), Offset: int64(p)})
+		}
+		for i, s := range recs {
+			mustAppend(t, w, v, fx.rec(s), Source{Partition: "p0", Offset: int64(i)})
+		}
+		var f *File
+		for _, g := range mustFlushAll(t, w) {
+			if g.SourcePartition == "p0" {
+				f = g
+			} else {
+				g.Release()
+			}
+		}
+		if f.expands == 0 {
+			t.Fatal("rows not packed")
+		}
+		return f
+	})
 }
