@@ -1,0 +1,5 @@
+//go:build !race
+
+package writer
+
+const raceEnabled = false
