@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -272,6 +273,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	r.up.run, r.run = run, run
 	defer r.up.close() // on every path: no upload goroutine outlives Run
 
+	if fp, ok := cfg.Source.(filePartitioner); ok && !r.perPartition {
+		r.loadReleasedMarks(ctx, fp.FilePartitions())
+	}
 	stopProgress := r.startProgress(ctx)
 	err = r.loop(ctx)
 	stopProgress()
@@ -612,6 +616,33 @@ func (r *runner) markReleased(catalog *arrowschema.Catalog, table string) {
 	if v := catalog.Current(table); v != nil && v.Provisional && r.released[versionMark(v)] {
 		v.MarkWritten()
 	}
+}
+
+// loadReleasedMarks reads the version marks of every input file's
+// checkpoint before any record is read: a file read early may refresh a
+// version whose mark only a later file's checkpoint holds (the run that
+// marked it did not rewrite the earlier file's). Only read, not claimed;
+// a checkpoint that cannot be read now is read again when its file is.
+func (r *runner) loadReleasedMarks(ctx context.Context, partitions []string) {
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, name := range partitions {
+		g.Go(func() error {
+			cp, err := checkpoint.Load(gctx, r.cfg.Store, name)
+			if err != nil {
+				r.log.Warn("could not read an input file's checkpoint before the run; it is read again with the file", "partition", name, "error", err)
+				return nil
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, m := range cp.WrittenVersions {
+				r.released[m] = true
+			}
+			return nil
+		})
+	}
+	g.Wait()
 }
 
 // releasedMarks lists r.released in a stable order, for a checkpoint.
