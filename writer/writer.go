@@ -542,29 +542,25 @@ func (w *Writer) flush(b *buffer, reason string) (*File, error) {
 		estimate:        b.bytes,
 		lean:            w.cfg.Encoder == EncoderLean,
 	}
-	if w.cfg.DeferEncode {
-		// The buffer itself waits, and becomes a record batch on the
-		// goroutine that encodes it: packed rows are a third of the
-		// columns they become, which only the encoding needs, one file
-		// per encoding goroutine at a time; and making the batch (the
-		// metacolumns, the before image spread to Arrow's layout) took
-		// the reading goroutine away from its records while the decoders
-		// waited (4 tables: 0.74 s of CPU).
-		f.enc = &pendingEncode{buf: b, conv: conv, w: w}
-		// op_type and src_partition are written with the batch.
-		f.memBytes = b.heldBytes() + int64(b.rows)*int64(len("REFRESH")+len(b.key.Partition)+8)
-		if len(b.packed) > 0 {
-			// The estimate is of the values; unpacked columns hold about
-			// a quarter more (offsets, bitmaps, the strings' reserve).
-			f.expands = b.bytes + b.bytes/4
-		}
-		return f, nil
+	// The buffer itself waits, and becomes a record batch when it is
+	// encoded (with DeferEncode, on the goroutine that encodes it): packed
+	// rows are a third of the columns they become, which only the
+	// encoding needs, one file per encoding goroutine at a time; and
+	// making the batch (the metacolumns, the before image spread to
+	// Arrow's layout) took the reading goroutine away from its records
+	// while the decoders waited (4 tables: 0.74 s of CPU).
+	f.enc = &pendingEncode{buf: b, conv: conv, w: w}
+	// op_type and src_partition are written with the batch.
+	f.memBytes = b.heldBytes() + int64(b.rows)*int64(len("REFRESH")+len(b.key.Partition)+8)
+	if len(b.packed) > 0 {
+		// The estimate is of the values; unpacked columns hold about a
+		// quarter more (offsets, bitmaps, the strings' reserve).
+		f.expands = b.bytes + b.bytes/4
 	}
-	f.enc = w.prepare(b, conv)
-	b.release()
-	f.memBytes = batchMemory(f.enc.batch)
-	if err := f.Encode(); err != nil {
-		return nil, err
+	if !w.cfg.DeferEncode {
+		if err := f.Encode(); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
 }
@@ -712,10 +708,9 @@ func (f *File) Release() {
 }
 
 // MemoryBytes is the memory the file's rows held when it was flushed: the
-// allocated size of its Arrow buffers, which builders grow by doubling.
-// Of a deferred file, whose batch is made when it is encoded, it is the
-// packed blocks and the columns, with the metacolumns written then (the
-// lists' and Qlik's builders, rarely more than a null a row, not counted).
+// packed blocks and the allocated size of the columns, which grow by
+// doubling, with the metacolumns written with its batch (the lists' and
+// Qlik's builders, rarely more than a null a row, not counted).
 func (f *File) MemoryBytes() int64 { return f.memBytes }
 
 // EncodeMemoryBytes is what encoding the file takes beside the memory
@@ -732,25 +727,6 @@ func (f *File) EncodeMemoryBytes() int64 {
 	n := max(f.memBytes, f.expands)
 	if f.lean {
 		n = min(n, f.estimate)
-	}
-	return n
-}
-
-func batchMemory(rec arrow.RecordBatch) int64 {
-	var n int64
-	var walk func(d arrow.ArrayData)
-	walk = func(d arrow.ArrayData) {
-		for _, b := range d.Buffers() {
-			if b != nil {
-				n += int64(b.Cap())
-			}
-		}
-		for _, c := range d.Children() {
-			walk(c)
-		}
-	}
-	for _, col := range rec.Columns() {
-		walk(col.Data())
 	}
 	return n
 }
