@@ -1168,6 +1168,7 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	marks := r.releasedMarks() // the same for every file's checkpoint
 	for _, name := range names {
 		ps := r.parts[name]
 		if ps.lastRead <= ps.cp.Offset {
@@ -1184,7 +1185,7 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 			// Every file's checkpoint keeps them all: the files share one
 			// catalog, and one file's records may open a version that
 			// another's held DML was written under.
-			ps.cp.WrittenVersions = r.releasedMarks()
+			ps.cp.WrittenVersions = marks
 		}
 		if err := ps.cp.Save(ctx, r.cfg.Store, r.cfg.Now()); err != nil {
 			if !errors.Is(err, checkpoint.ErrFenced) {
