@@ -127,10 +127,7 @@ func DataDir(tableSeg string, version int, timePart string) string {
 // files with its own rows for the same range: its files are left over
 // beside them, named by an intent that the partition's next owner clears.
 func DataFileName(sourcePartition string, firstOffset int64, run string) string {
-	if run == "" {
-		return fmt.Sprintf("part-%s-%020d.parquet", sourcePartition, firstOffset)
-	}
-	return fmt.Sprintf("part-%s-%020d-%s.parquet", sourcePartition, firstOffset, run)
+	return fmt.Sprintf("part-%s-%020d%s.parquet", sourcePartition, firstOffset, runSuffix(run))
 }
 
 // SchemaKey is where a version's description goes.
@@ -145,8 +142,13 @@ func SchemaKey(tableSeg string, version int) string {
 // replacing the new owner's dead letters for the same first offset with
 // its own.
 func DLQKey(day time.Time, sourcePartition string, firstOffset int64, run string) string {
+	return fmt.Sprintf("_dlq/dt=%s/%s-%020d%s.jsonl", day.UTC().Format("2006-01-02"), sourcePartition, firstOffset, runSuffix(run))
+}
+
+// runSuffix is how a file name ends with the run that wrote it.
+func runSuffix(run string) string {
 	if run == "" {
-		return fmt.Sprintf("_dlq/dt=%s/%s-%020d.jsonl", day.UTC().Format("2006-01-02"), sourcePartition, firstOffset)
+		return ""
 	}
-	return fmt.Sprintf("_dlq/dt=%s/%s-%020d-%s.jsonl", day.UTC().Format("2006-01-02"), sourcePartition, firstOffset, run)
+	return "-" + run
 }

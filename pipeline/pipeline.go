@@ -636,13 +636,18 @@ func (r *runner) loadReleasedMarks(ctx context.Context, partitions []string) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			for _, m := range cp.WrittenVersions {
-				r.released[m] = true
-			}
+			r.addReleased(cp.WrittenVersions)
 			return nil
 		})
 	}
 	g.Wait()
+}
+
+// addReleased adds the marks a checkpoint names to r.released.
+func (r *runner) addReleased(marks []checkpoint.VersionMark) {
+	for _, m := range marks {
+		r.released[m] = true
+	}
 }
 
 // releasedMarks lists r.released in a stable order, for a checkpoint.
@@ -792,9 +797,7 @@ func (r *runner) adopt(name string, cp *checkpoint.Handle) (*partState, error) {
 		}
 		r.catalogs[name] = c
 	} else {
-		for _, m := range cp.WrittenVersions {
-			r.released[m] = true
-		}
+		r.addReleased(cp.WrittenVersions)
 	}
 	ps := &partState{cp: cp, lastRead: -1}
 	r.parts[name] = ps
