@@ -7,6 +7,7 @@ import (
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
+	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
 // readyReporter is implemented by sources that can tell whether Next
@@ -31,8 +32,9 @@ type item struct {
 	msg    source.Message // Value is owned by the item (buf)
 	buf    []byte
 	rec    cdc.Record
-	decErr error // the decoder's verdict on msg
-	srcErr error // Next's error (io.EOF, ErrIdle, a failure) instead of a message
+	conv   writer.Converted // rec converted ahead, when the board had its table's version
+	decErr error            // the decoder's verdict on msg
+	srcErr error            // Next's error (io.EOF, ErrIdle, a failure) instead of a message
 }
 
 type batch struct {
@@ -54,7 +56,9 @@ type prefetcher struct {
 	stop  context.CancelFunc
 }
 
-func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Decoder, workers int) *prefetcher {
+// board, when not nil, has the versions to convert row changes under
+// ahead; perPartition says its catalogs are the partitions'.
+func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Decoder, workers int, board *versionBoard, perPartition bool) *prefetcher {
 	ctx, cancel := context.WithCancel(ctx)
 	inFlight := 2*workers + 2
 	p := &prefetcher{order: make(chan *batch, inFlight), free: make(chan *batch, inFlight), work: make(chan *batch, inFlight), stop: cancel}
@@ -63,14 +67,27 @@ func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Dec
 	}
 	for range workers {
 		dec := newDecoder()
+		pre := writer.NewPreconverter()
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
 			for b := range p.work {
 				for i := range b.items[:b.n] {
 					it := &b.items[i]
-					if it.srcErr == nil && it.msg.Control == nil && !it.msg.Oversized {
-						it.decErr = dec.Decode(it.msg.Value, &it.rec)
+					it.conv.Clear()
+					if it.srcErr != nil || it.msg.Control != nil || it.msg.Oversized {
+						continue
+					}
+					it.decErr = dec.Decode(it.msg.Value, &it.rec)
+					if it.decErr != nil || board == nil || it.rec.Class != cdc.ClassDML {
+						continue
+					}
+					catalog := ""
+					if perPartition {
+						catalog = it.msg.Partition
+					}
+					if v := board.lookup(catalog, it.rec.Table); v != nil {
+						pre.Convert(v, &it.rec, &it.conv)
 					}
 				}
 				close(b.done)

@@ -48,7 +48,7 @@ func TestPrefetchBatchesAreBoundedByBytes(t *testing.T) {
 	for range 5 {
 		sizes = append(sizes, 100)
 	}
-	p := newPrefetcher(context.Background(), &sizedSource{sizes: sizes}, func() Decoder { return nopDecoder{} }, 2)
+	p := newPrefetcher(context.Background(), &sizedSource{sizes: sizes}, func() Decoder { return nopDecoder{} }, 2, nil, false)
 	defer p.close()
 	want := 0
 	for {

@@ -51,10 +51,22 @@ type imageConverter struct {
 	// names[i] is the name of column order[i], kept beside it: reading it
 	// through the version's columns cost a cache miss per field.
 	names []string
+	// bounded[i] says whether column i's source type bounds its values
+	// (Column.Range), worked out once: comparing the range per value
+	// showed in the profile.
+	bounded []bool
+	// arena, when set, takes the unescaped strings and decoded binaries
+	// in place of scratch: converted ahead, the slots must outlive the
+	// next conversion (preconvert.go).
+	arena *[]byte
 }
 
 func newImageConverter(v *arrowschema.Version) *imageConverter {
-	return &imageConverter{version: v, slots: make([]slot, len(v.Columns)), scratch: make([][]byte, len(v.Columns))}
+	bounded := make([]bool, len(v.Columns))
+	for i, c := range v.Columns {
+		bounded[i] = c.Range.Bounded()
+	}
+	return &imageConverter{version: v, slots: make([]slot, len(v.Columns)), scratch: make([][]byte, len(v.Columns)), bounded: bounded}
 }
 
 // convert fills c.slots from im. Unknown columns and values that do not
@@ -89,7 +101,7 @@ func (c *imageConverter) convert(im *cdc.Image, imageName string) error {
 		}
 		col := &c.version.Columns[idx]
 		err := c.convertValue(idx, col.Type, f, s)
-		if err == nil && col.Range.Bounded() {
+		if err == nil && c.bounded[idx] {
 			err = checkRange(col.Range, col.Type.Kind, s)
 		}
 		if err != nil {
@@ -115,12 +127,18 @@ func checkRange(r arrowschema.SourceRange, kind arrowschema.Kind, s *slot) error
 }
 
 func (c *imageConverter) convertValue(idx int, t arrowschema.Type, f *cdc.Field, s *slot) error {
-	text, err := f.Text(c.scratch[idx])
+	var text []byte
+	var err error
+	if f.Type == cdc.TypeString && !f.Plain {
+		text, err = f.Text(c.buffer(idx, len(f.Value)))
+	} else {
+		text, err = f.Text(nil)
+	}
 	if err != nil {
 		return err
 	}
 	if f.Type == cdc.TypeString && len(text) > 0 && &text[0] != &f.Value[0] {
-		c.scratch[idx] = text // keep the grown scratch buffer
+		c.keep(idx, text)
 	}
 	switch t.Kind {
 	case arrowschema.KindString:
@@ -203,18 +221,52 @@ func (c *imageConverter) convertValue(idx int, t arrowschema.Type, f *cdc.Field,
 		if f.Type != cdc.TypeString {
 			return errors.New("binary must be a base64 string")
 		}
-		buf := c.scratch[idx][:0]
-		if cap(buf) < base64.StdEncoding.DecodedLen(len(text)) {
-			buf = make([]byte, 0, base64.StdEncoding.DecodedLen(len(text)))
+		if len(text) > 0 && &text[0] != &f.Value[0] {
+			// unescaped into the buffer that now takes the decoding
+			text = bytes.Clone(text)
 		}
+		buf := c.buffer(idx, base64.StdEncoding.DecodedLen(len(text)))
 		n, err := base64.StdEncoding.Decode(buf[:cap(buf)], text)
 		if err != nil {
 			return errors.New("binary is not valid base64")
 		}
-		c.scratch[idx] = buf
+		c.keep(idx, buf[:n])
 		s.bytes = buf[:n]
 	}
 	return nil
+}
+
+// buffer returns memory for column idx's converted text of up to n
+// bytes, empty with at least that capacity: the column's scratch, or the
+// free end of the arena.
+func (c *imageConverter) buffer(idx, n int) []byte {
+	if c.arena == nil {
+		if cap(c.scratch[idx]) < n {
+			c.scratch[idx] = make([]byte, 0, n)
+		}
+		return c.scratch[idx][:0]
+	}
+	a := *c.arena
+	if cap(a)-len(a) < n {
+		// The slots converted so far keep the old arena alive.
+		a = make([]byte, 0, max(2*cap(a), n, 4096))
+		*c.arena = a
+	}
+	return a[len(a):len(a):cap(a)]
+}
+
+// keep makes b, converted into buffer(idx, …) or grown past it, column
+// idx's: reused by the next conversion (scratch), or left alone by it
+// (the arena).
+func (c *imageConverter) keep(idx int, b []byte) {
+	if c.arena == nil {
+		c.scratch[idx] = b
+		return
+	}
+	a := *c.arena
+	if free := a[len(a):cap(a)]; len(b) > 0 && len(free) > 0 && &b[0] == &free[0] {
+		*c.arena = a[:len(a)+len(b)]
+	}
 }
 
 func errNotNumber(f *cdc.Field) error {

@@ -163,19 +163,54 @@ type Writer struct {
 
 // converterPair is what Append needs per schema version, computed once.
 type converterPair struct {
-	row, before *imageConverter
-	hasBefore   bool      // the version's files carry before_image
-	seg         string    // the table's folder
-	hint        *sizeHint // what the version's last file held
-	segErr      error     // the table name has no folder
+	recordConverter
+	seg    string    // the table's folder
+	hint   *sizeHint // what the version's last file held
+	segErr error     // the table name has no folder
 	// shapes are the version's file schemas, by which of its NOT NULL
 	// columns held nulls ('1' per such field). Files of packed rows are
 	// prepared on the goroutines that encode them, hence the lock.
 	shapesMu sync.Mutex
 	shapes   map[string]*fileShape
+}
+
+// recordConverter converts the images of one schema version's records.
+type recordConverter struct {
+	row, before *imageConverter
+	hasBefore   bool // the version's files carry before_image
 	// The last Qlik masks and what they meant: a table's messages mostly
 	// repeat them, and parsing each cost allocations per record.
 	columnMask, changeMask qlikMask
+}
+
+func newRecordConverter(v *arrowschema.Version) recordConverter {
+	return recordConverter{row: newImageConverter(v), before: newImageConverter(v),
+		hasBefore: v.Schema.HasField(arrowschema.ColBeforeImage)}
+}
+
+// convert fills c.row.slots, and c.before.slots when withBefore, from
+// rec, with the Qlik masks applied; changed are the columns the change
+// mask names, if it came.
+func (c *recordConverter) convert(v *arrowschema.Version, rec *cdc.Record) (withBefore bool, changed []string, err error) {
+	rowName := "after"
+	if rec.Op == cdc.OpDelete {
+		rowName = "before"
+	}
+	if err := c.row.convert(rec.RowImage(), rowName); err != nil {
+		return false, nil, err
+	}
+	withBefore = c.hasBefore && rec.Before.Present
+	if withBefore {
+		if err := c.before.convert(&rec.Before, "before"); err != nil {
+			return false, nil, err
+		}
+	}
+	if rec.Format == cdc.FormatQlik {
+		if changed, err = applyQlikMasks(v, rec, c, withBefore); err != nil {
+			return false, nil, err
+		}
+	}
+	return withBefore, changed, nil
 }
 
 // qlikMask is the last mask of one kind a version's messages carried.
@@ -317,31 +352,37 @@ func (w *Writer) OpenBuffers() int { return len(w.buffers) }
 // was appended. Files completed by the append (the buffer reached its row
 // or byte limit) are returned.
 func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]*File, error) {
+	return w.AppendConverted(v, rec, src, nil)
+}
+
+// AppendConverted is Append with rec converted ahead by a Preconverter
+// (pre), which is used when it was converted under v; otherwise, or when
+// pre is nil, rec is converted here.
+func (w *Writer) AppendConverted(v *arrowschema.Version, rec *cdc.Record, src Source, pre *Converted) ([]*File, error) {
 	conv := w.converters[v]
 	if conv == nil {
-		conv = &converterPair{row: newImageConverter(v), before: newImageConverter(v),
-			hasBefore: v.Schema.HasField(arrowschema.ColBeforeImage)}
+		conv = &converterPair{recordConverter: newRecordConverter(v)}
 		conv.seg, conv.segErr = partition.TableSegment(v.Table)
 		w.converters[v] = conv
 	}
-	rowName := "after"
-	if rec.Op == cdc.OpDelete {
-		rowName = "before"
-	}
-	if err := conv.row.convert(rec.RowImage(), rowName); err != nil {
-		return nil, err
-	}
-	withBefore := conv.hasBefore && rec.Before.Present
-	if withBefore {
-		if err := conv.before.convert(&rec.Before, "before"); err != nil {
+	var row, before []slot
+	var changed []string
+	if pre != nil && pre.version == v {
+		if pre.err != nil {
+			return nil, pre.err
+		}
+		row, changed = pre.row, pre.changed
+		if pre.withBefore {
+			before = pre.before
+		}
+	} else {
+		withBefore, ch, err := conv.convert(v, rec)
+		if err != nil {
 			return nil, err
 		}
-	}
-	var changed []string
-	if rec.Format == cdc.FormatQlik {
-		var err error
-		if changed, err = applyQlikMasks(v, rec, conv, withBefore); err != nil {
-			return nil, err
+		row, changed = conv.row.slots, ch
+		if withBefore {
+			before = conv.before.slots
 		}
 	}
 	partTime := rec.OpTS
@@ -370,11 +411,7 @@ func (w *Writer) Append(v *arrowschema.Version, rec *cdc.Record, src Source) ([]
 		b.scratch = &w.pack
 		w.buffers[key] = b
 	}
-	var before []slot
-	if withBefore {
-		before = conv.before.slots
-	}
-	added := b.append(rec, conv.row.slots, before, changed, src, len(w.buffers) > stageAbove)
+	added := b.append(rec, row, before, changed, src, len(w.buffers) > stageAbove)
 	w.buffered += added
 	switch {
 	case b.rows >= w.cfg.MaxRows:
@@ -742,7 +779,7 @@ func (f *File) Size() int64 {
 // applyQlikMasks marks the columns that columnMask leaves out as absent
 // (never as null: Qlik sends null for a column it could not replicate) and
 // returns the names of the columns changeMask names.
-func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *converterPair, withBefore bool) ([]string, error) {
+func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *recordConverter, withBefore bool) ([]string, error) {
 	if rec.Qlik.ColumnMask != "" {
 		if err := conv.columnMask.parse("columnMask", rec.Qlik.ColumnMask, v); err != nil {
 			return nil, err

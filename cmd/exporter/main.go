@@ -22,6 +22,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -151,6 +152,8 @@ type runCmd struct {
 	ProgressEvery time.Duration `help:"Log progress at this interval (0 turns it off)." default:"5s"`
 	CPUProfile    string        `name:"cpu-profile" help:"Write a Go CPU profile of the whole run to this file (for go tool pprof)." type:"path"`
 	MemProfile    string        `name:"mem-profile" help:"Write a Go allocation profile of the whole run to this file when it ends (for go tool pprof -sample_index=alloc_space)." type:"path"`
+
+	stall *stallWatch // the readiness probe's view of the loop, with --metrics-addr
 }
 
 func main() {
@@ -319,6 +322,38 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 // before /readyz reports it stalled (an upload blocked on the store, say).
 const stallAfter = 2 * time.Minute
 
+// stallWatch tells a stalled pipeline by its count of loop turns: one
+// that has not changed for stallAfter while a drain runs.
+type stallWatch struct {
+	turns *atomic.Int64
+	now   func() time.Time
+
+	mu      sync.Mutex
+	running bool
+	seen    int64     // the count at the last change seen
+	since   time.Time // when it was seen to change
+}
+
+func (w *stallWatch) draining(on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.running, w.seen, w.since = on, w.turns.Load(), w.now()
+}
+
+func (w *stallWatch) check() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	if n := w.turns.Load(); !w.running || n != w.seen {
+		w.seen, w.since = n, now
+		return nil
+	}
+	if idle := now.Sub(w.since); idle > stallAfter {
+		return fmt.Errorf("pipeline stalled: no progress for %s", idle.Round(time.Second))
+	}
+	return nil
+}
+
 // serveMetrics starts the metrics and health listener and wires the
 // pipeline's observer to it.
 func (r *runCmd) serveMetrics(ctx context.Context, cfg *pipeline.Config, logger *slog.Logger) (func(), error) {
@@ -328,13 +363,8 @@ func (r *runCmd) serveMetrics(ctx context.Context, cfg *pipeline.Config, logger 
 	if s3, ok := cfg.Store.(*store.S3); ok {
 		s3.OnRetry(m.StorageRetry)
 	}
-	activity := cfg.Activity
-	probes := []metrics.Probe{func(ctx context.Context) error {
-		if last := activity.Load(); last != 0 && time.Since(time.Unix(0, last)) > stallAfter {
-			return fmt.Errorf("pipeline stalled: no progress for %s", time.Since(time.Unix(0, last)).Round(time.Second))
-		}
-		return nil
-	}}
+	r.stall = &stallWatch{turns: cfg.Activity, now: time.Now}
+	probes := []metrics.Probe{func(ctx context.Context) error { return r.stall.check() }}
 	if c, ok := cfg.Store.(checker); ok {
 		probes = append(probes, func(ctx context.Context) error { return c.Check(ctx) })
 	}
@@ -379,8 +409,9 @@ func (r *runCmd) drain(ctx context.Context, cfg pipeline.Config, openSrc func(on
 	}
 	defer src.Close()
 	cfg.Source = src
-	if cfg.Activity != nil {
-		defer cfg.Activity.Store(0) // between drains nothing can stall
+	if r.stall != nil {
+		r.stall.draining(true)
+		defer r.stall.draining(false) // between drains nothing can stall
 	}
 	logger.Info("export starting", "source", redactSource(r.Source), "sink", cfg.Store.String(), "format", r.Format, "once", once)
 	sum, err := pipeline.Run(ctx, cfg)
