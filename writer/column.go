@@ -137,11 +137,11 @@ func (c *column) append(s *slot) {
 	data := c.data.Buf()
 	switch c.kind {
 	case arrowschema.KindFloat64:
-		*(*float64)(unsafe.Pointer(&data[8*i])) = s.f64
+		*(*float64)(unsafe.Pointer(&data[8*i])) = s.f64()
 	case arrowschema.KindDecimal:
-		*(*decimal128.Num)(unsafe.Pointer(&data[16*i])) = s.dec
+		*(*decimal128.Num)(unsafe.Pointer(&data[16*i])) = s.dec()
 	case arrowschema.KindBoolean:
-		bitutil.SetBitTo(data, i, s.b)
+		bitutil.SetBitTo(data, i, s.bool())
 	case arrowschema.KindDate:
 		*(*int32)(unsafe.Pointer(&data[4*i])) = int32(s.i64)
 	}

@@ -31,8 +31,7 @@ func TestColumnMatchesArrowBuilders(t *testing.T) {
 			bld := array.NewBuilder(mem, typ.Arrow())
 			for i := range rows {
 				s := slot{state: slotState(r.IntN(3))}
-				s.i64, s.f64, s.b = r.Int64N(1e12)-5e11, r.NormFloat64(), r.IntN(2) == 0
-				s.dec = decimal128.FromI64(r.Int64N(1e9) - 5e8)
+				setRandom(r, typ.Kind, &s)
 				s.bytes = []byte{byte(i), byte(i >> 8), 'x'}[:r.IntN(4)]
 				if i%50 == 0 {
 					c.appendNulls(3)
@@ -105,8 +104,7 @@ func TestStructColumnMatchesArrowBuilder(t *testing.T) {
 				for i := range slots {
 					sl := &slots[i]
 					sl.state = slotState(1 + r.IntN(2))
-					sl.i64, sl.f64, sl.b = r.Int64N(1e12)-5e11, r.NormFloat64(), r.IntN(2) == 0
-					sl.dec = decimal128.FromI64(r.Int64N(1e9) - 5e8)
+					setRandom(r, v.Columns[i].Type.Kind, sl)
 					sl.bytes = []byte("abcdef")[:r.IntN(7)]
 					appendToBuilder(bld.FieldBuilder(i), sl)
 				}
@@ -143,14 +141,28 @@ func appendToBuilder(bld array.Builder, s *slot) {
 	case *array.Int64Builder:
 		b.Append(s.i64)
 	case *array.Float64Builder:
-		b.Append(s.f64)
+		b.Append(s.f64())
 	case *array.Decimal128Builder:
-		b.Append(s.dec)
+		b.Append(s.dec())
 	case *array.BooleanBuilder:
-		b.Append(s.b)
+		b.Append(s.bool())
 	case *array.TimestampBuilder:
 		b.Append(arrow.Timestamp(s.i64))
 	case *array.Date32Builder:
 		b.Append(arrow.Date32(s.i64))
+	}
+}
+
+// setRandom gives s a random value of kind (strings are the callers').
+func setRandom(r *rand.Rand, kind arrowschema.Kind, s *slot) {
+	switch kind {
+	case arrowschema.KindFloat64:
+		s.setF64(r.NormFloat64())
+	case arrowschema.KindDecimal:
+		s.setDec(decimal128.New(r.Int64N(1e6)-5e5, r.Uint64()))
+	case arrowschema.KindBoolean:
+		s.setBool(r.IntN(2) == 0)
+	default:
+		s.i64 = r.Int64N(1e12) - 5e11
 	}
 }

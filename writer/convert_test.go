@@ -348,12 +348,12 @@ func TestConvertFloat64(t *testing.T) {
 		{str("C", "Infinity"), math.Inf(1)}, {str("C", "-inf"), math.Inf(-1)}, {str("C", "+Inf"), math.Inf(1)},
 	} {
 		s, err := convertOne(t, "float64", c.f)
-		if err != nil || s.f64 != c.want {
-			t.Errorf("%s: %v %v, want %v", c.f.Value, s.f64, err, c.want)
+		if err != nil || s.f64() != c.want {
+			t.Errorf("%s: %v %v, want %v", c.f.Value, s.f64(), err, c.want)
 		}
 	}
-	if s, err := convertOne(t, "float64", str("C", "NaN")); err != nil || !math.IsNaN(s.f64) {
-		t.Errorf("NaN: %v %v", s.f64, err)
+	if s, err := convertOne(t, "float64", str("C", "NaN")); err != nil || !math.IsNaN(s.f64()) {
+		t.Errorf("NaN: %v %v", s.f64(), err)
 	}
 	for _, f := range []cdc.Field{num("C", "1e400"), str("C", "abc"), boolean("C", "false"), str("C", ""),
 		// integers it would round: a bare number column holding big IDs
@@ -369,12 +369,12 @@ func TestConvertFloat64(t *testing.T) {
 
 func TestConvertDecimal(t *testing.T) {
 	s, err := convertOne(t, "decimal(12,2)", num("C", "125.50"))
-	if err != nil || decString(s.dec) != "12550" {
-		t.Errorf("125.50 → %s, %v; want 12550", decString(s.dec), err)
+	if err != nil || decString(s.dec()) != "12550" {
+		t.Errorf("125.50 → %s, %v; want 12550", decString(s.dec()), err)
 	}
 	s, err = convertOne(t, "decimal(12,2)", str("C", "-3.1"))
-	if err != nil || decString(s.dec) != "-310" {
-		t.Errorf(`"-3.1" → %s, %v; want -310`, decString(s.dec), err)
+	if err != nil || decString(s.dec()) != "-310" {
+		t.Errorf(`"-3.1" → %s, %v; want -310`, decString(s.dec()), err)
 	}
 	for _, f := range []cdc.Field{num("C", "1.2345"), num("C", "12345678901.23"), boolean("C", "true"), str("C", "x")} {
 		_, err := convertOne(t, "decimal(12,2)", f)
@@ -396,8 +396,8 @@ func TestConvertBoolean(t *testing.T) {
 		{str("C", "True"), true},
 	} {
 		s, err := convertOne(t, "boolean", c.f)
-		if err != nil || s.state != slotSet || s.b != c.want {
-			t.Errorf("%v %s: %v %v, want %v", c.f.Type, c.f.Value, s.b, err, c.want)
+		if err != nil || s.state != slotSet || s.bool() != c.want {
+			t.Errorf("%v %s: %v %v, want %v", c.f.Type, c.f.Value, s.bool(), err, c.want)
 		}
 	}
 	for _, f := range []cdc.Field{str("C", "maybe"), str("C", "yes"), str("C", ""), num("C", "2"), num("C", "1.0"), num("C", "-1"),

@@ -3,9 +3,7 @@ package writer
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/klauspost/compress/s2"
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
@@ -217,12 +215,12 @@ func stageSlot(st []byte, kind arrowschema.Kind, s *slot) []byte {
 		st = le.AppendUint32(st, uint32(len(s.bytes)))
 		return append(st, s.bytes...)
 	case arrowschema.KindFloat64:
-		return le.AppendUint64(st, math.Float64bits(s.f64))
+		return le.AppendUint64(st, uint64(s.i64))
 	case arrowschema.KindDecimal:
-		st = le.AppendUint64(st, s.dec.LowBits())
-		return le.AppendUint64(st, uint64(s.dec.HighBits()))
+		st = le.AppendUint64(st, uint64(s.i64))
+		return le.AppendUint64(st, uint64(s.hi))
 	case arrowschema.KindBoolean:
-		return append(st, byte(b2i(s.b)))
+		return append(st, byte(b2i(s.bool())))
 	default: // int64, timestamp, date
 		return le.AppendUint64(st, uint64(s.i64))
 	}
@@ -283,13 +281,13 @@ func drainColumn(c *column, st []byte, cur []int32) {
 				s.bytes = st[p+4 : p+4+n]
 				p += 4 + n
 			case arrowschema.KindFloat64:
-				s.f64 = math.Float64frombits(le.Uint64(st[p:]))
+				s.i64 = int64(le.Uint64(st[p:]))
 				p += 8
 			case arrowschema.KindDecimal:
-				s.dec = decimal128.New(int64(le.Uint64(st[p+8:])), le.Uint64(st[p:]))
+				s.i64, s.hi = int64(le.Uint64(st[p:])), int64(le.Uint64(st[p+8:]))
 				p += 16
 			case arrowschema.KindBoolean:
-				s.b = st[p] != 0
+				s.i64 = int64(st[p])
 				p++
 			default:
 				s.i64 = int64(le.Uint64(st[p:]))

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
@@ -47,8 +46,7 @@ func TestStageKeepsEveryValue(t *testing.T) {
 		for i := range img {
 			s := &img[i]
 			s.state = slotState(r.IntN(3))
-			s.i64, s.f64, s.b = r.Int64N(1e12)-5e11, r.NormFloat64(), r.IntN(2) == 0
-			s.dec = decimal128.New(r.Int64N(1e6)-5e5, r.Uint64())
+			setRandom(r, v.Columns[i].Type.Kind, s)
 			n := r.IntN(12)
 			if r.IntN(40) == 0 {
 				n = stageBytes + r.IntN(3*stageBytes) // longer than the stage
