@@ -27,6 +27,14 @@ func preFixture(t *testing.T) *fixture {
 // images, and every seventh one a value its column refuses.
 func preRecords(f *fixture, n int) []*cdc.Record {
 	var recs []*cdc.Record
+	for _, text := range preRecordTexts(n) {
+		recs = append(recs, f.rec(text))
+	}
+	return recs
+}
+
+func preRecordTexts(n int) []string {
+	var texts []string
 	for i := range n {
 		bin := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{byte(i), 0xff, 0xfe}, 1+i%5))
 		bin = strings.ReplaceAll(bin, "/", `\/`) // JSON may escape a slash
@@ -40,10 +48,10 @@ func preRecords(f *fixture, n int) []*cdc.Record {
 		if i%3 == 1 {
 			op, before = "UPDATE", fmt.Sprintf(`,"before":{"ID":%d,"S":"old\t%d","BIN":null}`, i, i)
 		}
-		recs = append(recs, f.rec(fmt.Sprintf(`{"qual_table":"A.PRE","op_type":"%s","op_ts":"2026-07-13T04:00:00Z","pos":"p%d"%s,"after":%s}`,
-			op, i, before, after)))
+		texts = append(texts, fmt.Sprintf(`{"qual_table":"A.PRE","op_type":"%s","op_ts":"2026-07-13T04:00:00Z","pos":"p%d"%s,"after":%s}`,
+			op, i, before, after))
 	}
-	return recs
+	return texts
 }
 
 // convertAhead converts every record under v before any is appended.
@@ -143,4 +151,46 @@ func TestPreconvertedUnderAnotherVersionIsConvertedAgain(t *testing.T) {
 	if id := readParquet(t, mustFlushAll(t, w)[0].Data).col("ID").(*array.Int64).Value(0); id != 0 {
 		t.Errorf("ID = %d, want 0: the conversion given was not used", id)
 	}
+}
+
+// FuzzPreconvertedMatchesAppend: two records, both converted ahead before
+// either is appended, are appended (or refused) exactly as Append
+// converting each itself does: the same errors, the same file.
+func FuzzPreconvertedMatchesAppend(f *testing.F) {
+	texts := preRecordTexts(8)
+	for i := 0; i+1 < len(texts); i++ {
+		f.Add(texts[i], texts[i+1])
+	}
+	f.Add(`{"qual_table":"A.PRE","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","after":{"S":"\ud83d\ude00 \\","BIN":"3q2+7w==","ID":-9223372036854775808}}`,
+		`{"qual_table":"A.PRE","op_type":"DELETE","op_ts":"2026-07-13T04:00:00Z","before":{"ID":1,"N":"12.345","TS":"2026-07-13T04:00:00.1234567Z"}}`)
+	f.Fuzz(func(t *testing.T, a, b string) {
+		fx := preFixture(t)
+		v := fx.meta(preTypesMetadata)
+		var recs []*cdc.Record
+		for _, text := range []string{a, b} {
+			var r cdc.Record
+			if err := fx.dec.Decode([]byte(text), &r); err != nil || r.Class != cdc.ClassDML {
+				return
+			}
+			recs = append(recs, &r)
+		}
+		pre := convertAhead(v, recs)
+		w1, w2 := newWriter(t, Config{}), newWriter(t, Config{})
+		for i, r := range recs {
+			_, err1 := w1.AppendConverted(v, r, Source{Partition: "p0", Offset: int64(i)}, &pre[i])
+			_, err2 := w2.Append(v, r, Source{Partition: "p0", Offset: int64(i)})
+			if fmt.Sprint(err1) != fmt.Sprint(err2) {
+				t.Fatalf("record %d: converted ahead %v, by Append %v", i, err1, err2)
+			}
+		}
+		f1, f2 := mustFlushAll(t, w1), mustFlushAll(t, w2)
+		if len(f1) != len(f2) {
+			t.Fatalf("%d files converted ahead, %d by Append", len(f1), len(f2))
+		}
+		for i := range f1 {
+			if !bytes.Equal(f1[i].Data, f2[i].Data) {
+				t.Fatalf("file %d differs", i)
+			}
+		}
+	})
 }
