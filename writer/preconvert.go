@@ -19,6 +19,10 @@ type Preconverter struct {
 // lot is dropped now and then.
 const maxPreconverted = 4096
 
+// maxKeptArena is the largest arena a Converted keeps for the next
+// record: a record converted ahead holds its arena until it is reused.
+const maxKeptArena = 256 << 10
+
 // NewPreconverter returns a Preconverter with no versions seen yet.
 func NewPreconverter() *Preconverter {
 	return &Preconverter{convs: map[*arrowschema.Version]*recordConverter{}}
@@ -54,6 +58,9 @@ func (p *Preconverter) Convert(v *arrowschema.Version, rec *cdc.Record, out *Con
 		rc := newRecordConverter(v)
 		c = &rc
 		p.convs[v] = c
+	}
+	if cap(out.arena) > maxKeptArena {
+		out.arena = nil // a long record's: not kept for the short ones after it
 	}
 	out.arena = out.arena[:0]
 	c.row.slots, c.before.slots = resized(out.row, len(v.Columns)), resized(out.before, len(v.Columns))

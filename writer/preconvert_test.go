@@ -194,3 +194,27 @@ func FuzzPreconvertedMatchesAppend(f *testing.F) {
 		}
 	})
 }
+
+// TestPreconvertDoesNotKeepALongRecordsArena: a record's conversion holds
+// its memory until the record's place is reused, so a long escaped string
+// must not leave its arena behind for every short record after it.
+func TestPreconvertDoesNotKeepALongRecordsArena(t *testing.T) {
+	f := preFixture(t)
+	v := f.meta(preTypesMetadata)
+	long := f.rec(`{"qual_table":"A.PRE","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","after":{"ID":1,"S":"` +
+		strings.Repeat(`\"`, 1<<20) + `"}}`)
+	short := f.rec(`{"qual_table":"A.PRE","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","after":{"ID":2,"S":"a\"b"}}`)
+	p := NewPreconverter()
+	var c Converted
+	p.Convert(v, long, &c)
+	if c.err != nil || len(c.row[1].bytes) != 1<<20 {
+		t.Fatalf("long record: %v, %d bytes", c.err, len(c.row[1].bytes))
+	}
+	p.Convert(v, short, &c)
+	if c.err != nil || string(c.row[1].bytes) != `a"b` {
+		t.Fatalf("short record: %v, %q", c.err, c.row[1].bytes)
+	}
+	if cap(c.arena) > maxKeptArena {
+		t.Errorf("the short record's arena holds %d bytes, the long one's", cap(c.arena))
+	}
+}
