@@ -12,6 +12,7 @@
 #   scripts/bench.sh -records 200000 -runs 3          # quick
 #   scripts/bench.sh -cpu-profile /tmp/cpu.out        # then: go tool pprof "$BENCH_WORK/exporter" /tmp/cpu.out
 #   scripts/bench.sh -- --compression snappy          # flags after -- go to `exporter run`
+#   BENCH_WORK=/dev/shm/lakehouse-bench scripts/bench.sh   # on tmpfs: no disk reads when the page cache is short
 #
 # scripts/bench-paths.sh compares the exporter's paths (local, MinIO, Kafka).
 set -euo pipefail
