@@ -190,33 +190,37 @@ type leanScratch struct {
 	numDict map[uint64]int32
 	decDict map[decimal128.Num]int32
 	order   []int32 // value index of each dictionary entry, in entry order
+	// zstd is the encoder this scratch's pages are compressed with, for
+	// zstdLevel, kept with the scratch.
+	zstd      heldEncoder
+	zstdLevel int
 }
 
 // leanScratches keeps a scratch for each file and each chunk helper that
 // can be encoding at once (a file per CPU, a helper per CPU).
-var leanScratches = make(chan *leanScratch, max(8, 2*runtime.GOMAXPROCS(0)))
+var leanScratches = newLIFO[*leanScratch](max(8, 2*runtime.GOMAXPROCS(0)))
 
 // chunkHelpers holds a token for each helper goroutine encoding chunks.
 var chunkHelpers = make(chan struct{}, runtime.GOMAXPROCS(0))
 
 func getLeanScratch() *leanScratch {
-	select {
-	case s := <-leanScratches:
+	if s, ok := leanScratches.get(); ok {
 		return s
-	default:
-		return &leanScratch{seen: make(map[uint64]struct{}, dictionarySample), strDict: map[string]int32{},
-			numDict: map[uint64]int32{}, decDict: map[decimal128.Num]int32{}}
 	}
+	return &leanScratch{seen: make(map[uint64]struct{}, dictionarySample), strDict: map[string]int32{},
+		numDict: map[uint64]int32{}, decDict: map[decimal128.Num]int32{}}
 }
 
 func putLeanScratch(s *leanScratch) {
 	// A scratch grown by a huge column is not worth keeping.
-	if s.out.Cap() > 32<<20 || s.page.Cap() > 16<<20 || cap(s.values) > 16<<20 {
-		return
-	}
-	select {
-	case leanScratches <- s:
-	default:
+	if s.out.Cap() > 32<<20 || s.page.Cap() > 16<<20 || cap(s.values) > 16<<20 || !leanScratches.put(s) {
+		if s.zstd.enc != nil {
+			if z, err := compress.GetCodec(compress.Codecs.Zstd); err == nil {
+				if z, ok := z.(*zstdCodec); ok {
+					z.keep(s.zstd) // the encoder outlives the scratch
+				}
+			}
+		}
 	}
 }
 
@@ -643,7 +647,19 @@ func (f *leanFile) writePage(st *chunkState, body []byte, pageType int32, numVal
 		if cap(s.comp) < bound {
 			s.comp = make([]byte, 0, bound)
 		}
-		data = f.codec.EncodeLevel(s.comp[:0], body, f.level)
+		if z, ok := f.codec.(*zstdCodec); ok {
+			// One encoder for all the pages this scratch compresses: its
+			// match tables stay in this core's cache from page to page.
+			if s.zstd.enc == nil || s.zstdLevel != f.level {
+				if s.zstd.enc != nil {
+					z.keep(s.zstd)
+				}
+				s.zstd, s.zstdLevel = z.encoder(f.level), f.level
+			}
+			data = s.zstd.EncodeAll(body, s.comp[:0])
+		} else {
+			data = f.codec.EncodeLevel(s.comp[:0], body, f.level)
+		}
 		if cap(data) > cap(s.comp) {
 			s.comp = data[:0]
 		}

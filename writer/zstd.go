@@ -23,11 +23,11 @@ func init() {
 	if !ok {
 		return
 	}
-	compress.RegisterCodec(compress.Codecs.Zstd, &zstdCodec{fullCodec: full, pools: map[zstd.EncoderLevel]chan *zstd.Encoder{
-		zstd.SpeedFastest:           make(chan *zstd.Encoder, keptEncoders),
-		zstd.SpeedDefault:           make(chan *zstd.Encoder, keptEncoders),
-		zstd.SpeedBetterCompression: make(chan *zstd.Encoder, keptEncoders),
-		zstd.SpeedBestCompression:   make(chan *zstd.Encoder, keptEncoders),
+	compress.RegisterCodec(compress.Codecs.Zstd, &zstdCodec{fullCodec: full, pools: map[zstd.EncoderLevel]*lifo[heldEncoder]{
+		zstd.SpeedFastest:           newLIFO[heldEncoder](keptEncoders),
+		zstd.SpeedDefault:           newLIFO[heldEncoder](keptEncoders),
+		zstd.SpeedBetterCompression: newLIFO[heldEncoder](keptEncoders),
+		zstd.SpeedBestCompression:   newLIFO[heldEncoder](keptEncoders),
 	}})
 }
 
@@ -43,7 +43,7 @@ type fullCodec interface {
 
 type zstdCodec struct {
 	fullCodec
-	pools map[zstd.EncoderLevel]chan *zstd.Encoder // read-only after init
+	pools map[zstd.EncoderLevel]*lifo[heldEncoder] // the map is read-only after init
 }
 
 var (
@@ -57,23 +57,36 @@ func (c *zstdCodec) Encode(dst, src []byte) []byte {
 }
 
 func (c *zstdCodec) EncodeLevel(dst, src []byte, level int) []byte {
+	enc := c.encoder(level)
+	out := enc.EncodeAll(src, dst[:0])
+	c.keep(enc)
+	return out
+}
+
+// heldEncoder is an encoder a goroutine keeps for a run of pages, with the
+// level it was made for.
+type heldEncoder struct {
+	enc   *zstd.Encoder
+	level zstd.EncoderLevel
+}
+
+// encoder returns an encoder for level, kept or new.
+func (c *zstdCodec) encoder(level int) heldEncoder {
 	lvl := zstd.SpeedDefault
 	if level != compress.DefaultCompressionLevel {
 		lvl = zstd.EncoderLevelFromZstd(level)
 	}
-	pool := c.pools[lvl]
-	var enc *zstd.Encoder
-	select {
-	case enc = <-pool:
-	default:
-		// The options arrow-go uses, so that files come out the same.
-		enc, _ = zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(lvl),
-			zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true))
+	if h, ok := c.pools[lvl].get(); ok {
+		return h
 	}
-	out := enc.EncodeAll(src, dst[:0])
-	select {
-	case pool <- enc:
-	default:
-	}
-	return out
+	// The options arrow-go uses, so that files come out the same.
+	enc, _ := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(lvl),
+		zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true))
+	return heldEncoder{enc, lvl}
 }
+
+// keep takes back an encoder from encoder.
+func (c *zstdCodec) keep(h heldEncoder) { c.pools[h.level].put(h) }
+
+// EncodeAll compresses src into dst with h.
+func (h heldEncoder) EncodeAll(src, dst []byte) []byte { return h.enc.EncodeAll(src, dst) }
