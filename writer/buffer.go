@@ -29,6 +29,7 @@ type buffer struct {
 	// ops holds each row's op, a byte; op_type's strings (ten bytes a row
 	// with their offsets) are written at the flush (fillOpType).
 	ops                     *memory.Buffer
+	opsBuf                  []byte // ops.Buf(), kept here: the Buffer's own fields were a cache miss a row
 	nOps                    int
 	cols                    []*column // the table's columns
 	srcPartition, srcOffset *column
@@ -240,7 +241,7 @@ func (b *buffer) heldBytes() int64 {
 func (b *buffer) release() {
 	if b.ops != nil {
 		b.ops.Release()
-		b.ops = nil
+		b.ops, b.opsBuf = nil, nil
 	}
 	b.dropStage()
 	b.freePacked()
@@ -398,10 +399,11 @@ func slotBytes(kind arrowschema.Kind, s *slot) int64 {
 
 // appendOp records a row's op.
 func (b *buffer) appendOp(op cdc.Op) {
-	if b.nOps == b.ops.Len() {
+	if b.nOps == len(b.opsBuf) {
 		b.ops.Resize(max(64, 2*b.nOps))
+		b.opsBuf = b.ops.Buf()
 	}
-	b.ops.Buf()[b.nOps] = byte(op)
+	b.opsBuf[b.nOps] = byte(op)
 	b.nOps++
 }
 
@@ -412,7 +414,7 @@ func (b *buffer) fillOpType() {
 		b.opType.appendString(cdc.Op(op).String())
 	}
 	b.ops.Release()
-	b.ops, b.nOps = nil, 0
+	b.ops, b.opsBuf, b.nOps = nil, nil, 0
 }
 
 // fillPartition writes the src_partition column, one value for every row.
