@@ -680,7 +680,6 @@ func (r *runner) releasedMarks() []checkpoint.VersionMark {
 	return out
 }
 
-// catalog returns the schema catalog that partition's records use.
 // catalogKey is the key of partition's catalog in catalogs.
 func (r *runner) catalogKey(partition string) string {
 	if !r.perPartition {
@@ -689,6 +688,7 @@ func (r *runner) catalogKey(partition string) string {
 	return partition
 }
 
+// catalog returns the schema catalog that partition's records use.
 func (r *runner) catalog(partition string) *arrowschema.Catalog {
 	if !r.perPartition {
 		return r.catalogs[""]
