@@ -147,13 +147,11 @@ func checkRange(r arrowschema.SourceRange, kind arrowschema.Kind, s *slot) error
 }
 
 func (c *imageConverter) convertValue(idx int, t arrowschema.Type, f *cdc.Field, s *slot) error {
-	var text []byte
-	var err error
-	if f.Type == cdc.TypeString && !f.Plain {
-		text, err = f.Text(c.buffer(idx, len(f.Value)))
-	} else {
-		text, err = f.Text(nil)
+	buf := c.scratch[idx]
+	if c.arena != nil && f.Type == cdc.TypeString && !f.Plain {
+		buf = c.buffer(idx, len(f.Value)) // unescaped is never longer
 	}
+	text, err := f.Text(buf)
 	if err != nil {
 		return err
 	}
@@ -241,8 +239,8 @@ func (c *imageConverter) convertValue(idx int, t arrowschema.Type, f *cdc.Field,
 		if f.Type != cdc.TypeString {
 			return errors.New("binary must be a base64 string")
 		}
-		if len(text) > 0 && &text[0] != &f.Value[0] {
-			// unescaped into the buffer that now takes the decoding
+		if c.arena == nil && len(text) > 0 && &text[0] != &f.Value[0] {
+			// unescaped into the scratch that now takes the decoding
 			text = bytes.Clone(text)
 		}
 		buf := c.buffer(idx, base64.StdEncoding.DecodedLen(len(text)))

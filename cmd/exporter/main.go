@@ -330,6 +330,7 @@ type stallWatch struct {
 
 	mu      sync.Mutex
 	running bool
+	started int64     // the count when the drain started
 	seen    int64     // the count at the last change seen
 	since   time.Time // when it was seen to change
 }
@@ -337,14 +338,17 @@ type stallWatch struct {
 func (w *stallWatch) draining(on bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.running, w.seen, w.since = on, w.turns.Load(), w.now()
+	n := w.turns.Load()
+	w.running, w.started, w.seen, w.since = on, n, n, w.now()
 }
 
 func (w *stallWatch) check() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.now()
-	if n := w.turns.Load(); !w.running || n != w.seen {
+	// Before its first turn the loop is starting (joining the group,
+	// recovering), which may take longer than stallAfter.
+	if n := w.turns.Load(); !w.running || n != w.seen || n == w.started {
 		w.seen, w.since = n, now
 		return nil
 	}

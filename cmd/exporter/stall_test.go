@@ -8,7 +8,7 @@ import (
 )
 
 // TestStallWatchTellsAStoppedLoop: the probe fails only when a drain is
-// running and its loop has not turned for stallAfter.
+// running and its loop, having turned once, has not turned for stallAfter.
 func TestStallWatchTellsAStoppedLoop(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	turns := new(atomic.Int64)
@@ -44,7 +44,13 @@ func TestStallWatchTellsAStoppedLoop(t *testing.T) {
 	}
 	w.draining(true)
 	now = now.Add(stallAfter + time.Second)
+	if err := w.check(); err != nil {
+		t.Fatalf("a new drain whose loop has not turned yet (starting): %v", err)
+	}
+	turns.Add(1)
+	w.check()
+	now = now.Add(stallAfter + time.Second)
 	if err := w.check(); err == nil {
-		t.Fatal("a new drain whose loop never turned: no stall reported")
+		t.Fatal("a drain whose loop turned once, then not for longer than stallAfter: no stall reported")
 	}
 }
