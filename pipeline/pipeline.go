@@ -503,7 +503,7 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 				}
 			}
 		}
-		if r.board != nil && (pre == nil || !pre.Under(v)) {
+		if r.board != nil && !pre.Under(v) {
 			r.board.note(r.catalogKey(m.Partition), rec.Table, v)
 		}
 		files, err := r.writer.AppendConverted(v, rec, writer.Source{Partition: m.Partition, Offset: m.Offset}, pre)

@@ -53,8 +53,7 @@ func (s *slot) setBool(v bool)          { s.i64 = int64(b2i(v)) }
 // imageConverter converts row images of one schema version.
 type imageConverter struct {
 	version *arrowschema.Version
-	slots   []slot
-	scratch [][]byte
+	slots   []slot // where convert writes; a Converted's (recordConverter.convertInto)
 	// order[i] is the column the i-th field of the last image named:
 	// images of a table list their fields in the same order, and checking
 	// the column in that place is cheaper than a lookup per field.
@@ -67,10 +66,11 @@ type imageConverter struct {
 	// type from the version's Columns (112 bytes each) was a cache miss
 	// per value.
 	cols []convColumn
-	// arena, when set, takes the unescaped strings and decoded binaries
-	// in place of scratch: converted ahead, the slots must outlive the
-	// next conversion (preconvert.go).
+	// arena takes the unescaped strings and decoded binaries: a
+	// Converted's, so that they last as long as its slots, which a record
+	// converted ahead keeps past the next record's conversion.
 	arena *[]byte
+	own   []byte // the arena of a converter used alone (tests)
 }
 
 // convColumn is a column's type, and whether its source type bounds its
@@ -86,7 +86,9 @@ func newImageConverter(v *arrowschema.Version) *imageConverter {
 		// Comparing the range per value showed in the profile too.
 		cols[i] = convColumn{typ: c.Type, bounded: c.Range.Bounded()}
 	}
-	return &imageConverter{version: v, slots: make([]slot, len(v.Columns)), scratch: make([][]byte, len(v.Columns)), cols: cols}
+	c := &imageConverter{version: v, slots: make([]slot, len(v.Columns)), cols: cols}
+	c.arena = &c.own
+	return c
 }
 
 // convert fills c.slots from im. Unknown columns and values that do not
@@ -120,7 +122,7 @@ func (c *imageConverter) convert(im *cdc.Image, imageName string) error {
 			continue
 		}
 		col := &c.cols[idx]
-		err := c.convertValue(idx, col.typ, f, s)
+		err := c.convertValue(col.typ, f, s)
 		if err == nil && col.bounded {
 			err = checkRange(c.version.Columns[idx].Range, col.typ.Kind, s)
 		}
@@ -146,17 +148,17 @@ func checkRange(r arrowschema.SourceRange, kind arrowschema.Kind, s *slot) error
 	return nil
 }
 
-func (c *imageConverter) convertValue(idx int, t arrowschema.Type, f *cdc.Field, s *slot) error {
-	buf := c.scratch[idx]
-	if c.arena != nil && f.Type == cdc.TypeString && !f.Plain {
-		buf = c.buffer(idx, len(f.Value)) // unescaped is never longer
+func (c *imageConverter) convertValue(t arrowschema.Type, f *cdc.Field, s *slot) error {
+	var buf []byte
+	if f.Type == cdc.TypeString && !f.Plain {
+		buf = c.buffer(len(f.Value)) // unescaped is never longer
 	}
 	text, err := f.Text(buf)
 	if err != nil {
 		return err
 	}
 	if f.Type == cdc.TypeString && len(text) > 0 && &text[0] != &f.Value[0] {
-		c.keep(idx, text)
+		c.keep(text)
 	}
 	switch t.Kind {
 	case arrowschema.KindString:
@@ -239,31 +241,19 @@ func (c *imageConverter) convertValue(idx int, t arrowschema.Type, f *cdc.Field,
 		if f.Type != cdc.TypeString {
 			return errors.New("binary must be a base64 string")
 		}
-		if c.arena == nil && len(text) > 0 && &text[0] != &f.Value[0] {
-			// unescaped into the scratch that now takes the decoding
-			text = bytes.Clone(text)
-		}
-		buf := c.buffer(idx, base64.StdEncoding.DecodedLen(len(text)))
+		buf := c.buffer(base64.StdEncoding.DecodedLen(len(text)))
 		n, err := base64.StdEncoding.Decode(buf[:cap(buf)], text)
 		if err != nil {
 			return errors.New("binary is not valid base64")
 		}
-		c.keep(idx, buf[:n])
+		c.keep(buf[:n])
 		s.bytes = buf[:n]
 	}
 	return nil
 }
 
-// buffer returns memory for column idx's converted text of up to n
-// bytes, empty with at least that capacity: the column's scratch, or the
-// free end of the arena.
-func (c *imageConverter) buffer(idx, n int) []byte {
-	if c.arena == nil {
-		if cap(c.scratch[idx]) < n {
-			c.scratch[idx] = make([]byte, 0, n)
-		}
-		return c.scratch[idx][:0]
-	}
+// buffer returns the arena's free end, empty with room for n bytes.
+func (c *imageConverter) buffer(n int) []byte {
 	a := *c.arena
 	if cap(a)-len(a) < n {
 		// The slots converted so far keep the old arena alive.
@@ -273,14 +263,9 @@ func (c *imageConverter) buffer(idx, n int) []byte {
 	return a[len(a):len(a):cap(a)]
 }
 
-// keep makes b, converted into buffer(idx, …) or grown past it, column
-// idx's: reused by the next conversion (scratch), or left alone by it
-// (the arena).
-func (c *imageConverter) keep(idx int, b []byte) {
-	if c.arena == nil {
-		c.scratch[idx] = b
-		return
-	}
+// keep takes b, converted into buffer's memory (or into its own when it
+// outgrew it), out of the arena's free end.
+func (c *imageConverter) keep(b []byte) {
 	a := *c.arena
 	if free := a[len(a):cap(a)]; len(b) > 0 && len(free) > 0 && &b[0] == &free[0] {
 		*c.arena = a[:len(a)+len(b)]

@@ -40,8 +40,8 @@ type Converted struct {
 	arena       []byte // unescaped strings and decoded binaries
 }
 
-// Under reports whether c was converted under v.
-func (c *Converted) Under(v *arrowschema.Version) bool { return c.version == v && v != nil }
+// Under reports whether c was converted under v; false for a nil c.
+func (c *Converted) Under(v *arrowschema.Version) bool { return c != nil && c.version == v && v != nil }
 
 // Clear marks c as not converted.
 func (c *Converted) Clear() { c.version, c.err, c.changed = nil, nil, nil }
@@ -59,16 +59,7 @@ func (p *Preconverter) Convert(v *arrowschema.Version, rec *cdc.Record, out *Con
 		c = &rc
 		p.convs[v] = c
 	}
-	if cap(out.arena) > maxKeptArena {
-		out.arena = nil // a long record's: not kept for the short ones after it
-	}
-	out.arena = out.arena[:0]
-	c.row.slots, c.before.slots = resized(out.row, len(v.Columns)), resized(out.before, len(v.Columns))
-	c.row.arena, c.before.arena = &out.arena, &out.arena
-	out.withBefore, out.changed, out.err = c.convert(v, rec)
-	out.row, out.before, out.version = c.row.slots, c.before.slots, v
-	// The slots are out's now: the next record's conversion takes its own.
-	c.row.slots, c.before.slots, c.row.arena, c.before.arena = nil, nil, nil, nil
+	c.convertInto(v, rec, out)
 }
 
 func resized(s []slot, n int) []slot {

@@ -159,6 +159,7 @@ type Writer struct {
 	partCached bool
 
 	pack packScratch // the buffers' packing (stage.go)
+	own  Converted   // a record Append converts itself
 }
 
 // converterPair is what Append needs per schema version, computed once.
@@ -186,6 +187,21 @@ type recordConverter struct {
 func newRecordConverter(v *arrowschema.Version) recordConverter {
 	return recordConverter{row: newImageConverter(v), before: newImageConverter(v),
 		hasBefore: v.Schema.HasField(arrowschema.ColBeforeImage)}
+}
+
+// convertInto converts rec, a row change, under v into out, the error
+// included; out's slots and arena take the values.
+func (c *recordConverter) convertInto(v *arrowschema.Version, rec *cdc.Record, out *Converted) {
+	if cap(out.arena) > maxKeptArena {
+		out.arena = nil // a long record's: not kept for the short ones after it
+	}
+	out.arena = out.arena[:0]
+	c.row.slots, c.before.slots = resized(out.row, len(v.Columns)), resized(out.before, len(v.Columns))
+	c.row.arena, c.before.arena = &out.arena, &out.arena
+	out.withBefore, out.changed, out.err = c.convert(v, rec)
+	out.row, out.before, out.version = c.row.slots, c.before.slots, v
+	// The slots are out's now: the next record's conversion takes its own.
+	c.row.slots, c.before.slots, c.row.arena, c.before.arena = nil, nil, nil, nil
 }
 
 // convert fills c.row.slots, and c.before.slots when withBefore, from
@@ -365,25 +381,16 @@ func (w *Writer) AppendConverted(v *arrowschema.Version, rec *cdc.Record, src So
 		conv.seg, conv.segErr = partition.TableSegment(v.Table)
 		w.converters[v] = conv
 	}
-	var row, before []slot
-	var changed []string
-	if pre != nil && pre.version == v {
-		if pre.err != nil {
-			return nil, pre.err
-		}
-		row, changed = pre.row, pre.changed
-		if pre.withBefore {
-			before = pre.before
-		}
-	} else {
-		withBefore, ch, err := conv.convert(v, rec)
-		if err != nil {
-			return nil, err
-		}
-		row, changed = conv.row.slots, ch
-		if withBefore {
-			before = conv.before.slots
-		}
+	if !pre.Under(v) {
+		conv.convertInto(v, rec, &w.own)
+		pre = &w.own
+	}
+	if pre.err != nil {
+		return nil, pre.err
+	}
+	var before []slot
+	if pre.withBefore {
+		before = pre.before
 	}
 	partTime := rec.OpTS
 	if w.cfg.ProcessingTime {
@@ -411,7 +418,7 @@ func (w *Writer) AppendConverted(v *arrowschema.Version, rec *cdc.Record, src So
 		b.scratch = &w.pack
 		w.buffers[key] = b
 	}
-	added := b.append(rec, row, before, changed, src, len(w.buffers) > stageAbove)
+	added := b.append(rec, pre.row, before, pre.changed, src, len(w.buffers) > stageAbove)
 	w.buffered += added
 	switch {
 	case b.rows >= w.cfg.MaxRows:
