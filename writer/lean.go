@@ -190,10 +190,9 @@ type leanScratch struct {
 	numDict map[uint64]int32
 	decDict map[decimal128.Num]int32
 	order   []int32 // value index of each dictionary entry, in entry order
-	// zstd is the encoder this scratch's pages are compressed with, for
-	// zstdLevel, kept with the scratch.
-	zstd      heldEncoder
-	zstdLevel int
+	// zstd is the encoder this scratch's pages are compressed with, kept
+	// with the scratch.
+	zstd heldEncoder
 }
 
 // leanScratches keeps a scratch for each file and each chunk helper that
@@ -214,13 +213,7 @@ func getLeanScratch() *leanScratch {
 func putLeanScratch(s *leanScratch) {
 	// A scratch grown by a huge column is not worth keeping.
 	if s.out.Cap() > 32<<20 || s.page.Cap() > 16<<20 || cap(s.values) > 16<<20 || !leanScratches.put(s) {
-		if s.zstd.enc != nil {
-			if z, err := compress.GetCodec(compress.Codecs.Zstd); err == nil {
-				if z, ok := z.(*zstdCodec); ok {
-					z.keep(s.zstd) // the encoder outlives the scratch
-				}
-			}
-		}
+		s.zstd.release() // the encoder outlives the scratch
 	}
 }
 
@@ -650,11 +643,9 @@ func (f *leanFile) writePage(st *chunkState, body []byte, pageType int32, numVal
 		if z, ok := f.codec.(*zstdCodec); ok {
 			// One encoder for all the pages this scratch compresses: its
 			// match tables stay in this core's cache from page to page.
-			if s.zstd.enc == nil || s.zstdLevel != f.level {
-				if s.zstd.enc != nil {
-					z.keep(s.zstd)
-				}
-				s.zstd, s.zstdLevel = z.encoder(f.level), f.level
+			if s.zstd.enc == nil || s.zstd.level != f.level {
+				s.zstd.release()
+				s.zstd = z.encoder(f.level)
 			}
 			data = s.zstd.EncodeAll(body, s.comp[:0])
 		} else {

@@ -59,15 +59,15 @@ func (c *zstdCodec) Encode(dst, src []byte) []byte {
 func (c *zstdCodec) EncodeLevel(dst, src []byte, level int) []byte {
 	enc := c.encoder(level)
 	out := enc.EncodeAll(src, dst[:0])
-	c.keep(enc)
+	enc.release()
 	return out
 }
 
-// heldEncoder is an encoder a goroutine keeps for a run of pages, with the
-// level it was made for.
+// heldEncoder is an encoder a goroutine keeps for a run of pages.
 type heldEncoder struct {
 	enc   *zstd.Encoder
-	level zstd.EncoderLevel
+	level int                // as asked for
+	pool  *lifo[heldEncoder] // where release gives it back
 }
 
 // encoder returns an encoder for level, kept or new.
@@ -76,17 +76,23 @@ func (c *zstdCodec) encoder(level int) heldEncoder {
 	if level != compress.DefaultCompressionLevel {
 		lvl = zstd.EncoderLevelFromZstd(level)
 	}
-	if h, ok := c.pools[lvl].get(); ok {
+	pool := c.pools[lvl]
+	if h, ok := pool.get(); ok {
+		h.level = level // levels that map to one encoder level share it
 		return h
 	}
 	// The options arrow-go uses, so that files come out the same.
 	enc, _ := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(lvl),
 		zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true))
-	return heldEncoder{enc, lvl}
+	return heldEncoder{enc: enc, level: level, pool: pool}
 }
 
-// keep takes back an encoder from encoder.
-func (c *zstdCodec) keep(h heldEncoder) { c.pools[h.level].put(h) }
+// release gives the encoder back to its pool; a zero heldEncoder holds none.
+func (h heldEncoder) release() {
+	if h.enc != nil {
+		h.pool.put(h)
+	}
+}
 
 // EncodeAll compresses src into dst with h.
 func (h heldEncoder) EncodeAll(src, dst []byte) []byte { return h.enc.EncodeAll(src, dst) }
