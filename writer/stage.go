@@ -78,7 +78,7 @@ func (b *buffer) stageRow(rec *cdc.Record, row, before []slot, src Source) {
 // With many buffers open, each holds only what its share of the memory
 // budget allows: in Arrow's layout (offsets, capacity doubled as it
 // grows) about 560 bytes a row on the benchmark's 500 tables, so files of
-// 700 rows, and their per-file costs (zstd's set-up for small pages, file
+// 700 rows, and their per-file costs (zstd on small pages, file
 // creation and fsync, footers) and the collector's work on the columns of
 // 500 open buffers outweighed the rows' own encoding. A full stage is
 // therefore packed instead of drained: s2-compressed into one allocation,
