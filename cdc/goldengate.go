@@ -140,10 +140,15 @@ func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
 	// One validating pass indexes the record and its images; a lenient
 	// parser would skip over much that is not JSON, and validating first
 	// keeps "malformed" an explicit, testable decision.
-	ix := &d.ix
-	if !scanJSON(data, ix) {
+	if !scanJSON(data, &d.ix) {
 		return Rejectf(ReasonMalformedJSON, "record is not valid JSON")
 	}
+	return d.decodeIndexed(data, rec, depth)
+}
+
+// decodeIndexed is decode once d.ix indexes data, which is valid JSON.
+func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
+	ix := &d.ix
 	if !ix.isObj {
 		return Rejectf(ReasonMalformedJSON, "record is not a JSON object")
 	}

@@ -126,7 +126,7 @@ const (
 
 // --- helpers ---------------------------------------------------------------
 
-func newDecoder(t *testing.T, names cdc.GoldenGateNames) *cdc.GoldenGate {
+func newDecoder(t testing.TB, names cdc.GoldenGateNames) *cdc.GoldenGate {
 	t.Helper()
 	d, err := cdc.NewGoldenGate(names)
 	if err != nil {
