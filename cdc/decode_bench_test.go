@@ -2,21 +2,39 @@ package cdc
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 )
 
-// BenchmarkGoldenGateDecode decodes a generated stream (4 tables, 16
-// columns, with before images on updates and deletes).
+// BenchmarkGoldenGateDecode decodes a generated stream (16 columns, with
+// before images on updates and deletes) of 4 tables, and of 500, whose
+// per-table state no longer stays in the cache from one record to the
+// next of the same table.
 func BenchmarkGoldenGateDecode(b *testing.B) {
+	for _, tables := range []int{4, 500} {
+		b.Run(fmt.Sprintf("tables=%d", tables), func(b *testing.B) {
+			d, _ := NewGoldenGate(GoldenGateNames{})
+			benchmarkDecode(b, d, generatedLines(b, tables))
+		})
+	}
+}
+
+// BenchmarkAutoDecode decodes the 4-table stream with --format auto's
+// decoder, which must cost what the GoldenGate decoder alone does.
+func BenchmarkAutoDecode(b *testing.B) {
+	d, _ := NewGoldenGate(GoldenGateNames{})
+	benchmarkDecode(b, &Auto{GoldenGate: d, Qlik: NewQlik(QlikOptions{})}, generatedLines(b, 4))
+}
+
+func generatedLines(b *testing.B, tables int) [][]byte {
 	var buf bytes.Buffer
-	if _, err := gen.Write(&buf, gen.Options{Records: 20000, Columns: 16, Seed: 3}); err != nil {
+	if _, err := gen.Write(&buf, gen.Options{Records: 20000, Tables: tables, Columns: 16, Seed: 3}); err != nil {
 		b.Fatal(err)
 	}
-	d, _ := NewGoldenGate(GoldenGateNames{})
-	benchmarkDecode(b, d, bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")))
+	return bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
 }
 
 // BenchmarkQlikDecode decodes the Qlik sample's data messages, for a

@@ -482,12 +482,18 @@ type Auto struct {
 	Qlik       *Qlik
 }
 
-// qlikKeys are top-level keys that only Qlik messages have. beforeData is
+// isQlikKey says whether key is a top-level key only Qlik messages have. beforeData is
 // not one of them: every Qlik data message has headers anyway, and
 // "beforeData" is a likely custom name for GoldenGate's before image
 // (GoldenGateNames.Before), whose records must not be sent to the Qlik
 // decoder.
-var qlikKeys = map[string]bool{"magic": true, "headers": true, "lineage": true, "tableStructure": true}
+func isQlikKey(key string) bool {
+	switch key {
+	case "magic", "headers", "lineage", "tableStructure":
+		return true
+	}
+	return false
+}
 
 // Decode dispatches to the decoder of the message's format. Anything that
 // is not recognisably Qlik goes to the GoldenGate decoder, which reports
@@ -515,15 +521,11 @@ func (a *Auto) Decode(data []byte, rec *Record) error {
 	return rec.checkText()
 }
 
-// hasQlikKey says whether a message's top-level members include one of
-// qlikKeys.
+// hasQlikKey says whether a message's top-level members include a Qlik
+// key.
 func hasQlikKey(top []jsonMember) bool {
 	for i := range top {
-		m := &top[i]
-		if len(m.key) > len("tableStructure") && !m.keyEscaped {
-			continue
-		}
-		if qlikKeys[memberKey(m)] {
+		if isQlikKey(memberKey(&top[i])) {
 			return true
 		}
 	}
