@@ -8,6 +8,7 @@
 #
 #   scripts/bench.sh                                  # 2M records, 4 tables, 12-20 columns, 256 MiB budget
 #   scripts/bench.sh -tables 500                      # many tables
+#   scripts/bench.sh -compare-tables 500 -runs 3      # 4 and 500 tables alternately, and their ratio
 #   scripts/bench.sh -format qlik                     # Qlik Replicate messages
 #   scripts/bench.sh -records 200000 -runs 3          # quick
 #   scripts/bench.sh -cpu-profile /tmp/cpu.out        # then: go tool pprof "$BENCH_WORK/exporter" /tmp/cpu.out

@@ -41,6 +41,11 @@ type options struct {
 	check     bool
 	profile   string
 	extraArgs []string
+	// compareTables, when set, also runs the exporter on the same stream
+	// spread over this many tables, alternating with the first so that
+	// both see the same phases of a noisy machine.
+	compareTables int
+	stdout        io.Writer // the report
 }
 
 func main() {
@@ -61,12 +66,13 @@ func main() {
 	flag.BoolVar(&o.duckdb, "duckdb", true, "also run DuckDB's conversion and print the ratio")
 	flag.BoolVar(&o.check, "check", true, "check the exporter's output row for row against the input")
 	flag.StringVar(&o.profile, "cpu-profile", "", "write the exporter's CPU profile of the last run here")
+	flag.IntVar(&o.compareTables, "compare-tables", 0, "also export the same stream spread over this many tables, each run right after the first stream's, and print the throughput ratio")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bench [flags] [-- exporter run flags]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	o.extraArgs = flag.Args()
+	o.extraArgs, o.stdout = flag.Args(), os.Stdout
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -96,21 +102,30 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("go build ./cmd/exporter (run bench from the repository root): %w", err)
 		}
 	}
-	fmt.Printf("stream: %d DML records, %d tables, %d bytes (%.0f bytes/record), %s\n",
+	fmt.Fprintf(o.stdout, "stream: %d DML records, %d tables, %d bytes (%.0f bytes/record), %s\n",
 		st.DML, len(st.TableNames), st.Bytes, float64(st.Bytes)/float64(st.DML), in)
 
+	var cmpIn, cmpOut string
+	var cmpSt gen.Stats
+	if o.compareTables > 0 {
+		oc := o
+		oc.gen.Tables = o.compareTables
+		if cmpIn, cmpSt, err = stream(oc, log); err != nil {
+			return err
+		}
+		cmpOut = filepath.Join(o.work, fmt.Sprintf("lake-t%d", o.compareTables))
+		fmt.Fprintf(o.stdout, "compared stream: %d DML records, %d tables, %d bytes (%.0f bytes/record), %s\n",
+			cmpSt.DML, len(cmpSt.TableNames), cmpSt.Bytes, float64(cmpSt.Bytes)/float64(cmpSt.DML), cmpIn)
+	}
+
 	out := filepath.Join(o.work, "lake")
-	var best *exportRun
+	var best, cmpBest *exportRun
 	for i := range o.runs {
-		os.RemoveAll(out)
 		profile := ""
 		if i == o.runs-1 {
 			profile = o.profile
 		}
-		if err := warm(in, log); err != nil {
-			return err
-		}
-		r, err := export(ctx, o, in, out, profile)
+		r, err := timedExport(ctx, o, in, out, profile, log)
 		if err != nil {
 			return err
 		}
@@ -118,14 +133,33 @@ func run(ctx context.Context, o options) error {
 		if best == nil || r.wall < best.wall {
 			best = r
 		}
+		if cmpIn != "" {
+			r, err := timedExport(ctx, o, cmpIn, cmpOut, "", log)
+			if err != nil {
+				return err
+			}
+			log.Info("exporter run, compared stream", "n", i+1, "seconds", r.wall.Seconds(), "peak_rss_mib", r.peakRSS>>20)
+			if cmpBest == nil || r.wall < cmpBest.wall {
+				cmpBest = r
+			}
+		}
 	}
-	rate := func(d time.Duration) (float64, float64) {
+	rate := func(st gen.Stats, d time.Duration) (float64, float64) {
 		return float64(st.DML) / d.Seconds(), float64(st.Bytes) / d.Seconds() / 1e6
 	}
-	rps, mbps := rate(best.wall)
-	fmt.Printf("exporter: %.2fs  %.0f records/s  %.1f MB/s  out %d bytes  peak RSS %d MiB (budget %d MiB, %.2f of it)  cpu %.1fs user %.1fs sys  allocated %s\n",
-		best.wall.Seconds(), rps, mbps, best.outBytes, best.peakRSS>>20, o.budget>>20, float64(best.peakRSS)/float64(o.budget),
-		best.user.Seconds(), best.sys.Seconds(), best.allocated)
+	rps, mbps := rate(st, best.wall)
+	report := func(name string, r *exportRun, rps, mbps float64) {
+		fmt.Fprintf(o.stdout, "%s %.2fs  %.0f records/s  %.1f MB/s  out %d bytes  peak RSS %d MiB (budget %d MiB, %.2f of it)  cpu %.1fs user %.1fs sys  allocated %s\n",
+			name, r.wall.Seconds(), rps, mbps, r.outBytes, r.peakRSS>>20, o.budget>>20, float64(r.peakRSS)/float64(o.budget),
+			r.user.Seconds(), r.sys.Seconds(), r.allocated)
+	}
+	report("exporter:", best, rps, mbps)
+	if cmpBest != nil {
+		crps, cmbps := rate(cmpSt, cmpBest.wall)
+		report(fmt.Sprintf("exporter, %d tables:", o.compareTables), cmpBest, crps, cmbps)
+		fmt.Fprintf(o.stdout, "ratio %d tables / %d tables: %.2f in records/s, %.2f in MB/s (best run of each, run alternately)\n",
+			o.compareTables, o.gen.Tables, crps/rps, cmbps/mbps)
+	}
 
 	var db *sql.DB
 	if o.duckdb || o.check {
@@ -157,16 +191,31 @@ func run(ctx context.Context, o options) error {
 			dout = dirSize(dir)
 			os.RemoveAll(dir)
 		}
-		drps, dmbps := rate(dbest)
-		fmt.Printf("duckdb:   %.2fs  %.0f records/s  %.1f MB/s  out %d bytes\n", dbest.Seconds(), drps, dmbps, dout)
-		fmt.Printf("ratio exporter/duckdb: %.2f\n", rps/drps)
+		drps, dmbps := rate(st, dbest)
+		fmt.Fprintf(o.stdout, "duckdb:   %.2fs  %.0f records/s  %.1f MB/s  out %d bytes\n", dbest.Seconds(), drps, dmbps, dout)
+		fmt.Fprintf(o.stdout, "ratio exporter/duckdb: %.2f\n", rps/drps)
 	}
 	if o.check {
-		if err := check(ctx, db, o.gen.Format, in, out); err != nil {
+		if err := check(ctx, db, o.stdout, o.gen.Format, in, out); err != nil {
 			return err
+		}
+		if cmpIn != "" {
+			if err := check(ctx, db, o.stdout, o.gen.Format, cmpIn, cmpOut); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// timedExport is export into an emptied out, with in read into the page
+// cache first.
+func timedExport(ctx context.Context, o options, in, out, profile string, log *slog.Logger) (*exportRun, error) {
+	os.RemoveAll(out)
+	if err := warm(in, log); err != nil {
+		return nil, err
+	}
+	return export(ctx, o, in, out, profile)
 }
 
 // stream writes the generated input once per set of options and reuses it.
@@ -274,7 +323,7 @@ func export(ctx context.Context, o options, in, out, profile string) (*exportRun
 // of every DML record DuckDB reads from the input with every row the
 // exporter wrote: each change exactly once, in the right table, with its
 // values.
-func check(ctx context.Context, db *sql.DB, format, in, lake string) error {
+func check(ctx context.Context, db *sql.DB, w io.Writer, format, in, lake string) error {
 	src := fmt.Sprintf(`
   SELECT qual_table AS tbl, pos, op_type AS op,
          CAST(coalesce(after->>'ID', before->>'ID') AS BIGINT) AS id,
@@ -306,7 +355,7 @@ SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM lake),
 	if err := db.QueryRowContext(ctx, q).Scan(&nsrc, &nlake, &missing, &extra); err != nil {
 		return fmt.Errorf("row-for-row check: %w", err)
 	}
-	fmt.Printf("check: input %d DML records, lake %d rows, %d missing or different, %d extra\n", nsrc, nlake, missing, extra)
+	fmt.Fprintf(w, "check: input %d DML records, lake %d rows, %d missing or different, %d extra\n", nsrc, nlake, missing, extra)
 	if nsrc == 0 || missing != 0 || extra != 0 {
 		return fmt.Errorf("the lake in %s does not hold exactly the input's changes", lake)
 	}

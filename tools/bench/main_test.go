@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,7 +58,7 @@ func TestBenchMeasuresAndChecksRowForRow(t *testing.T) {
 			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet('"+dir+"/*/*.parquet')").Scan(&n); err != nil || n != 3000 {
 				t.Errorf("duckdb wrote %d rows (%v), want 3000", n, err)
 			}
-			if err := check(ctx, db, format, in, lake); err != nil {
+			if err := check(ctx, db, io.Discard, format, in, lake); err != nil {
 				t.Fatal(err)
 			}
 			files, _ := filepath.Glob(filepath.Join(lake, "*", "schema_version=*", "*", "*.parquet"))
@@ -66,7 +68,7 @@ func TestBenchMeasuresAndChecksRowForRow(t *testing.T) {
 			if err := os.Remove(files[0]); err != nil {
 				t.Fatal(err)
 			}
-			if err := check(ctx, db, format, in, lake); err == nil {
+			if err := check(ctx, db, io.Discard, format, in, lake); err == nil {
 				t.Error("the check passed with a data file missing")
 			}
 		})
@@ -90,4 +92,48 @@ func TestBenchRunsOneAtATimeInAWorkFolder(t *testing.T) {
 		t.Fatalf("lock after the first run ended: %v", err)
 	}
 	again()
+}
+
+// TestBenchComparesTableCounts runs the benchmark with -compare-tables:
+// both streams are exported and checked row for row, and the reported
+// ratio is the compared stream's records/s over the first's, from the
+// best runs the report prints.
+func TestBenchComparesTableCounts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the exporter and runs DuckDB")
+	}
+	bin := filepath.Join(t.TempDir(), "exporter")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/exporter").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var report strings.Builder
+	o := options{exporter: bin, work: t.TempDir(), budget: 64 << 20, runs: 2, check: true, compareTables: 40, stdout: &report,
+		gen: gen.Options{Records: 4000, Tables: 2, Columns: 8, MaxColumns: 10, UpdateRatio: 0.3, DeleteRatio: 0.1, NullRatio: 0.1, Seed: 2, Format: gen.FormatGoldenGate}}
+	if err := run(context.Background(), o); err != nil {
+		t.Fatalf("bench: %v\n%s", err, report.String())
+	}
+	out := report.String()
+	if got := strings.Count(out, "check: input 4000 DML records, lake 4000 rows, 0 missing or different, 0 extra"); got != 2 {
+		t.Errorf("%d passing checks in the report, want one per stream:\n%s", got, out)
+	}
+	rate := func(prefix string) float64 {
+		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(prefix) + ` [0-9.]+s  ([0-9]+) records/s`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no %q line in the report:\n%s", prefix, out)
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		return v
+	}
+	first, compared := rate("exporter:"), rate("exporter, 40 tables:")
+	m := regexp.MustCompile(`ratio 40 tables / 2 tables: ([0-9.]+) in records/s`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no ratio line in the report:\n%s", out)
+	}
+	ratio, _ := strconv.ParseFloat(m[1], 64)
+	if want := compared / first; ratio < want-0.01 || ratio > want+0.01 {
+		t.Errorf("reported ratio %.2f, want %.2f (%.0f / %.0f records/s)", ratio, want, compared, first)
+	}
+	if !strings.Contains(out, "compared stream: 4000 DML records, 40 tables") {
+		t.Errorf("the report does not describe the compared stream:\n%s", out)
+	}
 }
