@@ -24,10 +24,7 @@ func TestBenchMeasuresAndChecksRowForRow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the exporter and runs DuckDB")
 	}
-	bin := filepath.Join(t.TempDir(), "exporter")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/exporter").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildExporter(t)
 	for _, format := range []string{gen.FormatGoldenGate, gen.FormatQlik} {
 		t.Run(format, func(t *testing.T) {
 			work := t.TempDir()
@@ -102,10 +99,7 @@ func TestBenchComparesTableCounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the exporter and runs DuckDB")
 	}
-	bin := filepath.Join(t.TempDir(), "exporter")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/exporter").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildExporter(t)
 	var report strings.Builder
 	o := options{exporter: bin, work: t.TempDir(), budget: 64 << 20, runs: 2, check: true, compareTables: 40, stdout: &report,
 		gen: gen.Options{Records: 4000, Tables: 2, Columns: 8, MaxColumns: 10, UpdateRatio: 0.3, DeleteRatio: 0.1, NullRatio: 0.1, Seed: 2, Format: gen.FormatGoldenGate}}
@@ -136,4 +130,14 @@ func TestBenchComparesTableCounts(t *testing.T) {
 	if !strings.Contains(out, "compared stream: 4000 DML records, 40 tables") {
 		t.Errorf("the report does not describe the compared stream:\n%s", out)
 	}
+}
+
+// buildExporter builds the exporter binary the benchmark runs.
+func buildExporter(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "exporter")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/exporter").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
