@@ -88,11 +88,11 @@ func (d *refQlik) dataMessage(msg []byte, rec *Record) error {
 			ts, hasTS = value, vt == jsonparser.String
 			badTS = vt != jsonparser.String && vt != jsonparser.Null
 		case "streamPosition":
-			if vt == jsonparser.String {
-				streamPos = value
+			if vt == jsonparser.String || vt == jsonparser.Number {
+				streamPos = value // a number is kept as its text, as the decoder now does
 			}
 		case "changeSequence":
-			if vt == jsonparser.String {
+			if vt == jsonparser.String || vt == jsonparser.Number {
 				changeSeq = value
 			}
 		case "transactionId":
