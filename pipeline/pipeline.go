@@ -681,8 +681,12 @@ func (r *runner) releasedMarks() []checkpoint.VersionMark {
 }
 
 // catalogKey is the key of partition's catalog in catalogs.
-func (r *runner) catalogKey(partition string) string {
-	if !r.perPartition {
+func (r *runner) catalogKey(partition string) string { return catalogKey(r.perPartition, partition) }
+
+// catalogKey is partition's catalog's key: "" when one catalog serves
+// every partition.
+func catalogKey(perPartition bool, partition string) string {
+	if !perPartition {
 		return ""
 	}
 	return partition
@@ -879,10 +883,7 @@ func (r *runner) control(ctx context.Context, c *source.Control) error {
 }
 
 func (r *runner) heldKey(partition, table string) string {
-	if !r.perPartition {
-		partition = ""
-	}
-	return partition + "\x00" + table
+	return r.catalogKey(partition) + "\x00" + table
 }
 
 // hold keeps a DML record until its table's metadata arrives.

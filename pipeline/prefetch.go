@@ -82,11 +82,7 @@ func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Dec
 					if it.decErr != nil || board == nil || it.rec.Class != cdc.ClassDML {
 						continue
 					}
-					catalog := ""
-					if perPartition {
-						catalog = it.msg.Partition
-					}
-					if v := board.lookup(catalog, it.rec.Table); v != nil {
+					if v := board.lookup(catalogKey(perPartition, it.msg.Partition), it.rec.Table); v != nil {
 						pre.Convert(v, &it.rec, &it.conv)
 					}
 				}
