@@ -507,15 +507,15 @@ func (a *Auto) Decode(data []byte, rec *Record) error {
 	if !scanJSON(data, &gg.ix) {
 		return gg.Decode(data, rec) // rejected there, as malformed
 	}
-	if !gg.ix.isObj || !hasQlikKey(gg.ix.top) {
+	var err error
+	if gg.ix.isObj && hasQlikKey(gg.ix.top) {
+		gg.ix, q.ix = q.ix, gg.ix // the index's buffers change hands, not its members
+		err = q.decodeIndexed(data, rec)
+	} else {
 		rec.Reset()
-		if err := gg.decodeIndexed(data, rec, 0); err != nil {
-			return err
-		}
-		return rec.checkText()
+		err = gg.decodeIndexed(data, rec, 0)
 	}
-	gg.ix, q.ix = q.ix, gg.ix // the index's buffers change hands, not its members
-	if err := q.decodeIndexed(data, rec); err != nil {
+	if err != nil {
 		return err
 	}
 	return rec.checkText()
