@@ -165,3 +165,30 @@ func TestParseTimestampAgreesWithTimeDate(t *testing.T) {
 		}
 	}
 }
+
+// ParseTimestampMicros gives time.Time's UnixMicro for every count of
+// fractional digits, and says when digits below the microsecond were
+// dropped, before and after the epoch.
+func TestParseTimestampMicros(t *testing.T) {
+	for _, in := range []string{
+		"2026-07-13T04:01:01Z", "2026-07-13T04:01:01.1Z", "2026-07-13T04:01:01.12Z", "2026-07-13T04:01:01.123Z",
+		"2026-07-13T04:01:01.1234Z", "2026-07-13T04:01:01.12345Z", "2026-07-13T04:01:01.123456Z",
+		"2026-07-13T04:01:01.1234567Z", "2026-07-13T04:01:01.12345678Z", "2026-07-13T04:01:01.123456789Z",
+		"2026-07-13T04:01:01.123456000Z", "1969-12-31T23:59:59.999999Z", "1969-12-31T23:59:59.9999991Z",
+		"0000-01-01T00:00:00Z", "9999-12-31T23:59:59.999999-01:00",
+	} {
+		want, err := time.Parse(time.RFC3339Nano, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		us, exact, err := cdc.ParseTimestampMicros([]byte(in))
+		if err != nil || us != want.UnixMicro() || exact != (want.Nanosecond()%1000 == 0) {
+			t.Errorf("ParseTimestampMicros(%q) = %d, %v, %v; want %d, exact %v", in, us, exact, err, want.UnixMicro(), want.Nanosecond()%1000 == 0)
+		}
+	}
+	for _, in := range []string{"2026-07-13T04:01:01.", "2026-07-13T04:01:01.1234567890Z", "2026-07-1xT04:01:01Z", "2026-07-13T04:01:0/Z"} {
+		if _, _, err := cdc.ParseTimestampMicros([]byte(in)); err == nil {
+			t.Errorf("ParseTimestampMicros(%q): no error", in)
+		}
+	}
+}

@@ -256,7 +256,7 @@ func (r *fileReader) readLine() (line []byte, size int64, open bool, err error) 
 		chunk, err := r.r.ReadSlice('\n')
 		size += int64(len(chunk))
 		if err == nil { // the chunk ends the line
-			size -= int64(len(chunk) - len(bytes.TrimRight(chunk, "\r\n")))
+			size -= int64(len(chunk) - len(trimLineEnd(chunk)))
 		}
 		if len(r.buf) < r.max+1 {
 			r.buf = append(r.buf, chunk...)
@@ -273,13 +273,23 @@ func (r *fileReader) readLine() (line []byte, size int64, open bool, err error) 
 			return nil, 0, false, fmt.Errorf("read %s: %w", r.name, err)
 		}
 		r.line++
-		b := bytes.TrimRight(r.buf, "\r\n")
+		b := trimLineEnd(r.buf)
 		if whole {
 			// exact even when a CRLF was split between two reads
 			size = int64(len(b))
 		}
 		return b, size, err == io.EOF, nil
 	}
+}
+
+// trimLineEnd drops the line's trailing CRs and LFs. bytes.TrimRight,
+// which builds its set of bytes from the cutset on every call, took 1.5%
+// of a benchmark run's CPU for the two calls per line.
+func trimLineEnd(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 func (r *fileReader) next() (*Message, error) {

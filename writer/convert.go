@@ -220,14 +220,14 @@ func (c *imageConverter) convertValue(t arrowschema.Type, f *cdc.Field, s *slot)
 		if f.Type != cdc.TypeString {
 			return errors.New("timestamp must be an ISO 8601 string")
 		}
-		ts, err := cdc.ParseTimestamp(text)
+		us, exact, err := cdc.ParseTimestampMicros(text)
 		if err != nil {
 			return err
 		}
-		if ts.Nanosecond()%1000 != 0 {
+		if !exact {
 			return errors.New("timestamp has sub-microsecond digits that the column cannot hold")
 		}
-		s.i64 = ts.UnixMicro()
+		s.i64 = us
 	case arrowschema.KindDate:
 		if f.Type != cdc.TypeString {
 			return errors.New("date must be a YYYY-MM-DD string")
