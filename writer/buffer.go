@@ -51,7 +51,9 @@ type buffer struct {
 	// (stage.go); withBefore is drainStage's scratch.
 	stage      []byte
 	rowStarts  []int32
+	stagePrev  stagePrev
 	withBefore []bool
+	drainTS    []int64            // drainRows' scratch: the rows' op_ts
 	stageMem   []byte             // the stage's own memory, from the allocator
 	kinds      []arrowschema.Kind // of each table column: read per row, and the columns are cold
 	mem        memory.Allocator

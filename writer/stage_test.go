@@ -3,6 +3,7 @@ package writer
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 )
+
+var extremes = []int64{math.MinInt64, math.MinInt64 + 1, -1, 0, 1, math.MaxInt64 - 1, math.MaxInt64}
 
 // Rows that pass through the stage come out as the same Arrow arrays as
 // the same values appended straight to the columns: every kind, set,
@@ -47,6 +50,14 @@ func TestStageKeepsEveryValue(t *testing.T) {
 			s := &img[i]
 			s.state = slotState(r.IntN(3))
 			setRandom(r, v.Columns[i].Type.Kind, s)
+			if k := v.Columns[i].Type.Kind; r.IntN(8) == 0 && k != arrowschema.KindFloat64 && k != arrowschema.KindBoolean {
+				// Values are staged as varints, timestamps against the
+				// row's op_ts: the extremes must wrap around and back.
+				s.i64 = extremes[r.IntN(len(extremes))]
+				if k == arrowschema.KindDecimal {
+					s.hi = extremes[r.IntN(len(extremes))]
+				}
+			}
 			n := r.IntN(12)
 			if r.IntN(40) == 0 {
 				n = stageBytes + r.IntN(3*stageBytes) // longer than the stage
@@ -63,12 +74,19 @@ func TestStageKeepsEveryValue(t *testing.T) {
 			for i := range rows {
 				rec := &cdc.Record{Op: cdc.Op(1 + r.IntN(3)), OpTS: time.UnixMicro(r.Int64N(1e15)),
 					XID: fmt.Sprint(r.IntN(100)), HasXID: r.IntN(4) > 0, Pos: fmt.Sprint(i), HasPos: r.IntN(4) > 0}
+				offset := int64(i)
+				if r.IntN(8) == 0 {
+					// op_ts and src_offset are staged against the row
+					// before: they may go back, or jump to the extremes.
+					rec.OpTS = time.UnixMicro(extremes[r.IntN(len(extremes))])
+					offset = extremes[r.IntN(len(extremes))]
+				}
 				row := randomImage()
 				var before []slot
 				if r.IntN(3) == 0 {
 					before = randomImage()
 				}
-				src := Source{Partition: "p0", Offset: int64(i)}
+				src := Source{Partition: "p0", Offset: offset}
 				staged.append(rec, row, before, nil, src, true)
 				direct.append(rec, row, before, nil, src, i%97 == 96) // a few rows staged: the switch back drains them first
 			}
