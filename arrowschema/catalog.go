@@ -494,7 +494,7 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 				return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "column %q of %s: %v", mc.Name, md.Table, err)
 			}
 			col.Type, col.TypeFrom, col.Range = t, "source", r
-		case js != nil && js.Columns[mc.Name].Type != nil:
+		case js != nil && js.Columns[mc.Name].Type != nil && !js.Columns[mc.Name].Bare:
 			col.Type, col.TypeFrom = *js.Columns[mc.Name].Type, "json-schema"
 		default:
 			if sqlType, ok := st.ddlTypes[mc.Name]; ok {
@@ -502,6 +502,10 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 					col.Type, col.TypeFrom = t, "ddl"
 					break
 				}
+			}
+			if js != nil && js.Columns[mc.Name].Type != nil {
+				col.Type, col.TypeFrom = *js.Columns[mc.Name].Type, "json-schema"
+				break
 			}
 			col.Type, col.TypeFrom = defaultType(mc.Type), "default"
 		}

@@ -529,15 +529,19 @@ func TestTypePrecedence(t *testing.T) {
 	// B: JSON Schema and DDL: JSON Schema wins.
 	// C: DDL only: DDL wins over the default.
 	// D: nothing: the default for number is float64.
+	// E, F: a JSON Schema that says only number or string (as Data Streams
+	// writes for every table) and DDL: DDL wins.
+	// G: that JSON Schema alone: it is the type.
 	md := cdc.TableMetadata{Table: "S.T", Columns: []cdc.Column{
 		{Name: "A", Type: "number"}, {Name: "B", Type: "number"}, {Name: "C", Type: "number"}, {Name: "D", Type: "number"},
+		{Name: "E", Type: "number"}, {Name: "F", Type: "string"}, {Name: "G", Type: "string"},
 	}}
 	c := NewCatalog(Options{Hints: map[string]Type{"S.T:A": {Kind: KindDecimal, Precision: 20, Scale: 4}}})
 	if err := c.ApplySchemaRecord("S.T", []byte(`{"id":"S.T","type":"object","properties":{"after":{"type":"object","properties":{
-		"A":{"type":"integer"},"B":{"type":"integer"}}}}}`)); err != nil {
+		"A":{"type":"integer"},"B":{"type":"integer"},"E":{"type":["number","null"]},"F":{"type":["string","null"]},"G":{"type":"string"}}}}}`)); err != nil {
 		t.Fatal(err)
 	}
-	mustDDL(t, c, "S.T", "CREATE TABLE S.T (A DATE, B NUMBER(12,2), C NUMBER(12,2), D NUMBER)", "p0")
+	mustDDL(t, c, "S.T", "CREATE TABLE S.T (A DATE, B NUMBER(12,2), C NUMBER(12,2), D NUMBER, E NUMBER(12,2), F DATE)", "p0")
 	v := mustMetadata(t, c, md, "p1").Version
 	want := []struct {
 		typ  Type
@@ -547,6 +551,9 @@ func TestTypePrecedence(t *testing.T) {
 		{tInt, "json-schema"},
 		{tDec12_2, "ddl"},
 		{tFloat, "default"},
+		{tDec12_2, "ddl"},
+		{Type{Kind: KindTimestamp}, "ddl"},
+		{tString, "json-schema"},
 	}
 	for i, w := range want {
 		col := v.Columns[i]

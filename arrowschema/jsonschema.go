@@ -13,6 +13,11 @@ import (
 type JSONSchemaColumn struct {
 	Type     *Type
 	Nullable *bool
+	// Bare is set when Type says no more than the metadata does: a
+	// number without multipleOf, or a string without format or encoding.
+	// Data Streams writes such a schema for every table, so a type parsed
+	// from DDL (NUMBER(12,2), DATE) must not give way to it.
+	Bare bool
 }
 
 // JSONSchemaInfo is the part of a GoldenGate JSON Schema record that refines
@@ -229,7 +234,7 @@ func (r resolver) column(def map[string]any) JSONSchemaColumn {
 			d := Type{Kind: KindDecimal, Precision: MaxDecimalPrecision, Scale: int32(s)}
 			t = &d
 		} else {
-			t = &Type{Kind: KindFloat64}
+			t, col.Bare = &Type{Kind: KindFloat64}, true
 		}
 	case "boolean":
 		t = &Type{Kind: KindBoolean}
@@ -242,7 +247,7 @@ func (r resolver) column(def map[string]any) JSONSchemaColumn {
 		case encoding == "base64":
 			t = &Type{Kind: KindBinary}
 		default:
-			t = &Type{Kind: KindString}
+			t, col.Bare = &Type{Kind: KindString}, true
 		}
 	}
 	col.Type = t
