@@ -198,6 +198,7 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 	headers := ix.members(hm)
 	var opName, ts, streamPos, changeSeq, xid []byte
 	var hasTS, hasXID, badTS bool
+	var badMask *jsonMember
 	q := &rec.Qlik
 	for i := range headers {
 		m := &headers[i]
@@ -206,7 +207,7 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 			// Full-load messages carry empty strings for CDC-only headers.
 			continue
 		}
-		switch memberKey(m) {
+		switch key := memberKey(m); key {
 		case "operation":
 			opName = value
 		case "timestamp":
@@ -222,13 +223,21 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 			}
 		case "transactionId":
 			xid, hasXID = value, vt != jsonparser.Null
-		case "changeMask":
-			if vt == jsonparser.String {
-				q.ChangeMask = scalarView(value)
-			}
-		case "columnMask":
-			if vt == jsonparser.String {
-				q.ColumnMask = scalarView(value)
+		case "changeMask", "columnMask":
+			// A mask is a string of hex digits; one sent as anything else
+			// cannot say which columns it covers, and dropping it would
+			// lose columnMask's line between a null and a column that
+			// was not replicated.
+			switch vt {
+			case jsonparser.String:
+				if key == "changeMask" {
+					q.ChangeMask = scalarView(value)
+				} else {
+					q.ColumnMask = scalarView(value)
+				}
+			case jsonparser.Null:
+			default:
+				badMask = m // rejected where the masks are checked, after the operation
 			}
 		case "transactionEventCounter":
 			if n, err := strconv.ParseInt(strings.Trim(string(value), `"`), 10, 64); err == nil {
@@ -292,6 +301,9 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 	}
 	if changeSeq != nil {
 		q.ChangeSeq = scalarView(changeSeq)
+	}
+	if badMask != nil {
+		return Rejectf(ReasonBadMask, "headers.%s is %s, want a string of hex digits", memberKey(badMask), truncate(string(badMask.value), 64))
 	}
 	if !isHex(q.ChangeMask) {
 		return Rejectf(ReasonBadMask, "changeMask %q: %v", truncate(q.ChangeMask, 64), errMaskNotHex)

@@ -25,8 +25,17 @@ func newRefQlik(opts QlikOptions) *refQlik {
 	return &refQlik{opts: opts, intern: newInterner(), real: NewQlik(opts)}
 }
 
-// Decode parses one message into rec, which is reset first.
+// Decode parses one message into rec, which is reset first; as the
+// decoder does, it then refuses table names and metacolumn strings that
+// are not UTF-8.
 func (d *refQlik) Decode(data []byte, rec *Record) error {
+	if err := d.decode(data, rec); err != nil {
+		return err
+	}
+	return rec.checkText()
+}
+
+func (d *refQlik) decode(data []byte, rec *Record) error {
 	rec.Reset()
 	rec.Format = FormatQlik
 	if !validJSON(data) {
@@ -74,6 +83,7 @@ func (d *refQlik) dataMessage(msg []byte, rec *Record) error {
 	}
 	var opName, ts, streamPos, changeSeq, xid []byte
 	var hasTS, hasXID, badTS bool
+	var badMask, badMaskValue string
 	q := &rec.Qlik
 	err = jsonparser.ObjectEach(headers, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
 		str := func() string { s, _ := jsonparser.ParseString(value); return s }
@@ -100,10 +110,14 @@ func (d *refQlik) dataMessage(msg []byte, rec *Record) error {
 		case "changeMask":
 			if vt == jsonparser.String {
 				q.ChangeMask = str()
+			} else if vt != jsonparser.Null {
+				badMask, badMaskValue = "changeMask", string(value)
 			}
 		case "columnMask":
 			if vt == jsonparser.String {
 				q.ColumnMask = str()
+			} else if vt != jsonparser.Null {
+				badMask, badMaskValue = "columnMask", string(value)
 			}
 		case "transactionEventCounter":
 			if n, err := strconv.ParseInt(strings.Trim(string(value), `"`), 10, 64); err == nil {
@@ -167,6 +181,9 @@ func (d *refQlik) dataMessage(msg []byte, rec *Record) error {
 	}
 	if changeSeq != nil {
 		q.ChangeSeq = scalarView(changeSeq)
+	}
+	if badMask != "" {
+		return Rejectf(ReasonBadMask, "headers.%s is %s, want a string of hex digits", badMask, truncate(badMaskValue, 64))
 	}
 	for _, m := range []struct{ name, v string }{{"changeMask", q.ChangeMask}, {"columnMask", q.ColumnMask}} {
 		if _, err := ParseMask(m.v); err != nil {

@@ -786,6 +786,9 @@ func TestQlikRejects(t *testing.T) {
 		{"non-hex columnMask", qmsg(`{"operation":"UPDATE","timestamp":"2026-07-13T04:00:00","columnMask":"xyz"}`, `{"A":"1"}`), cdc.ReasonBadMask},
 		{"0x mask", qmsg(`{"operation":"UPDATE","timestamp":"2026-07-13T04:00:00","changeMask":"0x0B"}`, `{"A":"1"}`), cdc.ReasonBadMask},
 		{"mask with a space", qmsg(`{"operation":"REFRESH","columnMask":"F F"}`, `{"A":"1"}`), cdc.ReasonBadMask},
+		{"changeMask as a number", qmsg(`{"operation":"UPDATE","timestamp":"2026-07-13T04:00:00","changeMask":11}`, `{"A":"1"}`), cdc.ReasonBadMask},
+		{"columnMask as a boolean", qmsg(`{"operation":"UPDATE","timestamp":"2026-07-13T04:00:00","columnMask":true}`, `{"A":"1"}`), cdc.ReasonBadMask},
+		{"columnMask as an object", qmsg(`{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","columnMask":{}}`, `{"A":"1"}`), cdc.ReasonBadMask},
 		// malformed
 		{"empty input", ``, cdc.ReasonMalformedJSON},
 		{"truncated", good[:len(good)-1], cdc.ReasonMalformedJSON},
@@ -975,5 +978,15 @@ func TestAutoRenamedGoldenGateFields(t *testing.T) {
 		if err := a.Decode([]byte(l), &rec); err != nil || rec.Format != cdc.FormatQlik {
 			t.Errorf("Auto(%.60s): %v format %v, want a Qlik record", l, err, rec.Format)
 		}
+	}
+}
+
+// A mask sent as null is no mask: the message decodes, with every column
+// taken as present.
+func TestQlikNullMaskIsNoMask(t *testing.T) {
+	d := cdc.NewQlik(cdc.QlikOptions{})
+	rec := qlikOK(t, d, `{"table":"T","data":{"A":"1"},"headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","changeMask":null,"columnMask":null}}`)
+	if rec.Qlik.ChangeMask != "" || rec.Qlik.ColumnMask != "" {
+		t.Errorf("masks %q and %q, want none", rec.Qlik.ChangeMask, rec.Qlik.ColumnMask)
 	}
 }
