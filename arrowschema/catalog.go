@@ -39,6 +39,10 @@ type Options struct {
 	Hints map[string]Type
 	// BeforeImage adds the before image as a struct column.
 	BeforeImage bool
+	// SchemaFields are the GoldenGate field names JSON Schema records
+	// describe: the row images and qual_table, when configured to other
+	// names than the defaults.
+	SchemaFields SchemaFields
 }
 
 // ParseHints parses "TABLE:COLUMN" → type-string hints, reporting every
@@ -238,7 +242,7 @@ func (c *Catalog) Tables() int { return len(c.tables) }
 // replace the earlier one. It does not change any version by itself: the
 // refined types take effect with the table's next metadata.
 func (c *Catalog) ApplySchemaRecord(id string, doc []byte) error {
-	info, err := ParseJSONSchema(id, doc)
+	info, err := c.opts.SchemaFields.Parse(id, doc)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package arrowschema
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -35,6 +36,19 @@ type JSONSchemaInfo struct {
 // definitions and $ref. A schema without row images (for example the one
 // describing OBJECT_METADATA records) yields no columns and no error.
 func ParseJSONSchema(id string, doc []byte) (*JSONSchemaInfo, error) {
+	return SchemaFields{}.Parse(id, doc)
+}
+
+// SchemaFields names the properties of a JSON Schema record that hold the
+// row images and the table's name: the record describes GoldenGate's
+// records, whose field names are configurable. Empty names are the
+// defaults, "after", "before" and "qual_table".
+type SchemaFields struct{ After, Before, QualTable string }
+
+// Parse is ParseJSONSchema with the row images and the table's name under
+// f's names.
+func (f SchemaFields) Parse(id string, doc []byte) (*JSONSchemaInfo, error) {
+	after, before, qualTable := cmp.Or(f.After, "after"), cmp.Or(f.Before, "before"), cmp.Or(f.QualTable, "qual_table")
 	var root map[string]any
 	if err := json.Unmarshal(doc, &root); err != nil {
 		return nil, fmt.Errorf("JSON Schema record %q: %w", id, err)
@@ -43,7 +57,7 @@ func ParseJSONSchema(id string, doc []byte) (*JSONSchemaInfo, error) {
 	info.Title, _ = root["title"].(string)
 	r := resolver{root: root}
 	props, _ := r.deref(root)["properties"].(map[string]any)
-	if qt, ok := props["qual_table"].(map[string]any); ok {
+	if qt, ok := props[qualTable].(map[string]any); ok {
 		qt = r.deref(qt)
 		if c, ok := qt["const"].(string); ok {
 			info.Tables = append(info.Tables, c)
@@ -56,7 +70,7 @@ func ParseJSONSchema(id string, doc []byte) (*JSONSchemaInfo, error) {
 			}
 		}
 	}
-	for _, image := range []string{"after", "before"} {
+	for _, image := range []string{after, before} {
 		def, ok := props[image].(map[string]any)
 		if !ok {
 			continue

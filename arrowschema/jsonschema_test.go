@@ -2,6 +2,8 @@ package arrowschema
 
 import (
 	"testing"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 )
 
 func mustParseJSONSchema(t *testing.T, id, doc string) *JSONSchemaInfo {
@@ -296,4 +298,32 @@ func TestMatchesTableFromParsedConst(t *testing.T) {
 	if info.MatchesTable("SALES.ITEMS") {
 		t.Error("schema matched another table")
 	}
+}
+
+// With GoldenGate's images and qual_table configured to other names, the
+// schema record describes them under those names, and the catalog reads
+// its types from there.
+func TestJSONSchemaUnderConfiguredNames(t *testing.T) {
+	doc := []byte(`{"id":"x","type":"object","properties":{
+	  "tbl": {"type":"string","const":"S.T"},
+	  "new_image": {"type":"object","properties":{"A":{"type":"integer"}}},
+	  "old_image": {"type":"object","properties":{"B":{"type":"string","format":"date"}}},
+	  "after": {"type":"object","properties":{"A":{"type":"string"}}}
+	}}`)
+	info, err := SchemaFields{After: "new_image", Before: "old_image", QualTable: "tbl"}.Parse("x", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantColumn(t, info, "A", KindInt64, no)
+	wantColumn(t, info, "B", KindDate, no)
+	if len(info.Tables) != 1 || info.Tables[0] != "S.T" {
+		t.Errorf("tables %v, want [S.T]", info.Tables)
+	}
+
+	c := NewCatalog(Options{SchemaFields: SchemaFields{After: "new_image", Before: "old_image", QualTable: "tbl"}})
+	if err := c.ApplySchemaRecord("x", doc); err != nil {
+		t.Fatal(err)
+	}
+	v := mustMetadata(t, c, cdc.TableMetadata{Table: "S.T", Columns: []cdc.Column{{Name: "A", Type: "number"}, {Name: "B", Type: "string"}}}, "p1").Version
+	checkColumns(t, v, []colWant{{"A", tInt, false}, {"B", Type{Kind: KindDate}, false}})
 }

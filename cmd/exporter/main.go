@@ -501,7 +501,8 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 	if err != nil {
 		add("--type-hint: %v", err)
 	}
-	cfg.Schema = arrowschema.Options{Hints: hints, BeforeImage: r.BeforeImage}
+	cfg.Schema = arrowschema.Options{Hints: hints, BeforeImage: r.BeforeImage,
+		SchemaFields: arrowschema.SchemaFields{After: r.GGAfterField, Before: r.GGBeforeField, QualTable: r.GGQualTableField}}
 	gran, err := partition.ParseGranularity(r.PartitionBy)
 	if err != nil {
 		add("--partition-by: %v", err)
