@@ -46,13 +46,25 @@ func (p ParsedDDL) ChangesColumns() bool { return len(p.Create) > 0 || len(p.Alt
 // columns (CREATE TABLE, ALTER TABLE ADD/DROP/RENAME COLUMN/MODIFY) and
 // recognises common statements that do not (indexes, constraints, grants,
 // comments). Unquoted identifiers are upper-cased as Oracle does.
+//
+// A CREATE or ALTER TABLE whose parentheses or quotes do not close is not
+// understood: GoldenGate truncates DDL text past maxDDLTextSize, and the
+// cut-off end of a column list must not be read as the whole of it.
 func ParseDDL(stmt string) ParsedDDL {
-	p := &ddlParser{toks: tokenize(stmt)}
+	toks, complete := tokenize(stmt)
+	whole := complete && balanced(toks)
+	p := &ddlParser{toks: toks}
 	switch {
 	case p.word("ALTER") && p.word("TABLE"):
+		if !whole {
+			return ParsedDDL{}
+		}
 		p.qualifiedName()
 		return p.alter()
 	case p.reset() && p.word("CREATE") && (p.word("TABLE") || (p.word("GLOBAL") && p.word("TEMPORARY") && p.word("TABLE"))):
+		if !whole {
+			return ParsedDDL{}
+		}
 		p.qualifiedName()
 		cols, ok := p.columnList(false)
 		return ParsedDDL{Understood: ok, Create: cols}
@@ -78,8 +90,9 @@ type token struct {
 	punct  byte
 }
 
-func tokenize(s string) []token {
-	var out []token
+// tokenize splits s into tokens; complete is false when a quote does not
+// close.
+func tokenize(s string) (out []token, complete bool) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
@@ -89,14 +102,14 @@ func tokenize(s string) []token {
 			j := strings.IndexByte(s[i+1:], '"')
 			if j < 0 {
 				out = append(out, token{text: s[i+1:], quoted: true})
-				return out
+				return out, false
 			}
 			out = append(out, token{text: s[i+1 : i+1+j], quoted: true})
 			i += j + 2
 		case c == '\'':
 			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
-				return out
+				return out, false
 			}
 			out = append(out, token{text: s[i : i+j+2], quoted: true})
 			i += j + 2
@@ -112,7 +125,24 @@ func tokenize(s string) []token {
 			i = j
 		}
 	}
-	return out
+	return out, true
+}
+
+// balanced reports whether every parenthesis of toks closes, in order.
+func balanced(toks []token) bool {
+	depth := 0
+	for _, t := range toks {
+		switch t.punct {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
 }
 
 // isSpace reports ASCII white space. The input is UTF-8: testing single

@@ -194,6 +194,12 @@ func TestParseDDLNotUnderstood(t *testing.T) {
 		"CREATE VIEW V AS SELECT 1 FROM DUAL",
 		"DROP TABLE T",
 		`ALTER TABLE "unterminated`,
+		// Cut off at maxDDLTextSize: an open parenthesis or quote.
+		"ALTER TABLE SALES.ORDERS ADD AMOUNT NUMBER(12",
+		"ALTER TABLE SALES.ORDERS ADD (A NUMBER(10), B VARCHAR2(20)",
+		"ALTER TABLE T ADD A VARCHAR2(20) DEFAULT 'open",
+		"CREATE TABLE T (A NUMBER(10), B DATE",
+		"ALTER TABLE T ADD A NUMBER(10))",
 	} {
 		got := ParseDDL(stmt)
 		if got.Understood {
