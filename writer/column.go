@@ -231,6 +231,107 @@ func (c *column) release() {
 	c.valid, c.offsets, c.data = nil, nil, nil
 }
 
+// stringList is a list<string> column (changed_columns), appended a
+// row's list at a time: the strings go to a column of their own, each
+// row's end to the offsets.
+type stringList struct {
+	dtype   arrow.DataType
+	n       int
+	nulls   int // the validity bitmap is kept only from the first null on
+	capRows int
+	valid   *memory.Buffer
+	offsets *memory.Buffer // int32, capRows+1
+	values  *column
+}
+
+func newStringList(mem memory.Allocator, dtype arrow.DataType) *stringList {
+	return &stringList{dtype: dtype, valid: memory.NewResizableBuffer(mem), offsets: memory.NewResizableBuffer(mem),
+		values: newColumn(mem, arrowschema.Type{Kind: arrowschema.KindString})}
+}
+
+// reserve makes room for rows lists.
+func (l *stringList) reserve(rows int) {
+	if rows > l.capRows {
+		l.capRows = rows
+		l.offsets.Reserve(4 * (rows + 1))
+		if l.nulls > 0 {
+			l.valid.Reserve(bitmapBytes(rows))
+		}
+	}
+}
+
+// next makes room for one more row and returns its offsets.
+func (l *stringList) next() []int32 {
+	if l.n == l.capRows {
+		l.reserve(max(2*l.capRows, 32))
+	}
+	b := l.offsets.Buf()
+	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+
+// append appends a present list.
+func (l *stringList) append(names []string) {
+	offs := l.next()
+	for _, s := range names {
+		l.values.appendString(s)
+	}
+	if l.nulls > 0 {
+		bitutil.SetBit(l.valid.Buf(), l.n)
+	}
+	l.n++
+	offs[l.n] = int32(l.values.n)
+}
+
+// appendNull appends a null list.
+func (l *stringList) appendNull() {
+	offs := l.next()
+	if l.nulls == 0 {
+		l.valid.Reserve(bitmapBytes(l.capRows))
+		bitutil.SetBitsTo(l.valid.Buf(), 0, int64(l.n), true)
+	}
+	bitutil.ClearBit(l.valid.Buf(), l.n)
+	l.n++
+	l.nulls++
+	offs[l.n] = int32(l.values.n)
+}
+
+// newArray hands the lists over as an Arrow array, as column.newArray.
+func (l *stringList) newArray() arrow.Array {
+	l.next()[0] = 0
+	l.offsets.ResizeNoShrink(4 * (l.n + 1))
+	bufs := []*memory.Buffer{nil, l.offsets}
+	if l.nulls > 0 {
+		l.valid.ResizeNoShrink(bitmapBytes(l.n))
+		bufs[0] = l.valid
+	}
+	values := l.values.newArray()
+	defer values.Release()
+	d := array.NewData(l.dtype, l.n, bufs, []arrow.ArrayData{values.Data()}, l.nulls, 0)
+	defer d.Release()
+	l.release()
+	return array.MakeFromData(d)
+}
+
+// memBytes is the memory the lists hold, but for their values, which
+// the buffer counts among its columns.
+func (l *stringList) memBytes() int64 {
+	if l.offsets == nil {
+		return 0
+	}
+	return int64(l.valid.Cap() + l.offsets.Cap())
+}
+
+// release drops the list's hold on its buffers.
+func (l *stringList) release() {
+	if l.offsets == nil {
+		return
+	}
+	l.valid.Release()
+	l.offsets.Release()
+	l.values.release()
+	l.valid, l.offsets = nil, nil
+}
+
 // structColumn is the before image: a struct of columns. Its fields hold
 // values only for the rows that have an image, most rows have none
 // (inserts), and Arrow's layout, which gives every row a slot in every
