@@ -214,7 +214,8 @@ type fileReader struct {
 	max             int
 
 	line      int64
-	framing   int // 0 unknown, 1 lines, 2 concatenated
+	framing   int        // 0 unknown, 1 lines, 2 concatenated
+	depth     depthState // of the pretty-printed record being read
 	buf       []byte
 	msg       Message
 	eof       bool
@@ -249,12 +250,17 @@ func (r *fileReader) close() {
 // size (without the ending too); of a line longer than max only the first
 // max+1 bytes or more are kept. open says the input ended in the line,
 // with no line ending.
-func (r *fileReader) readLine() (line []byte, size int64, open bool, err error) {
+//
+// With ds set, every byte of the line goes through it, those past max too.
+func (r *fileReader) readLine(ds *depthState) (line []byte, size int64, open bool, err error) {
 	r.buf = r.buf[:0]
 	whole := true // r.buf holds all of the line
 	for {
 		chunk, err := r.r.ReadSlice('\n')
 		size += int64(len(chunk))
+		if ds != nil {
+			ds.feed(chunk)
+		}
 		if err == nil { // the chunk ends the line
 			size -= int64(len(chunk) - len(trimLineEnd(chunk)))
 		}
@@ -294,7 +300,16 @@ func trimLineEnd(b []byte) []byte {
 
 func (r *fileReader) next() (*Message, error) {
 	for {
-		line, size, open, err := r.readLine()
+		// A pretty-printed record's depth is followed over all of its
+		// bytes: a record longer than the limit is read to its end, kept
+		// only in part, instead of its remaining lines being taken for
+		// records of their own.
+		var ds *depthState
+		if r.framing == framingMulti {
+			r.depth = depthState{}
+			ds = &r.depth
+		}
+		line, size, open, err := r.readLine(ds)
 		if err != nil {
 			return nil, err
 		}
@@ -306,13 +321,14 @@ func (r *fileReader) next() (*Message, error) {
 			r.framing = framingLines
 			if d := depth(line); d > 0 {
 				r.framing = framingMulti
+				r.depth = depthState{}
+				r.depth.feed(line)
 			}
 		}
 		if r.framing == framingMulti {
 			rec := append([]byte(nil), line...)
-			d := depth(line)
-			for d > 0 && int64(len(rec)) <= int64(r.max) {
-				more, n, moreOpen, err := r.readLine()
+			for r.depth.d > 0 {
+				more, n, moreOpen, err := r.readLine(&r.depth)
 				if err == io.EOF {
 					open = true // the input ended inside the record, line ending or not
 					break
@@ -321,12 +337,15 @@ func (r *fileReader) next() (*Message, error) {
 					return nil, err
 				}
 				size += 1 + n // the record as joined here, with one newline per line break
-				rec = append(append(rec, '\n'), more...)
-				d, open = depth(rec), moreOpen
+				if int64(len(rec)) <= int64(r.max) {
+					rec = append(append(rec, '\n'), more...)
+				}
+				open = moreOpen
 			}
 			line = rec
 		}
-		if open && !r.stdin && int64(len(line)) <= int64(r.max) && depth(line) > 0 {
+		inside := r.framing == framingMulti && r.depth.d > 0 || r.framing != framingMulti && depth(line) > 0
+		if open && !r.stdin && size <= int64(r.max) && inside {
 			// The file ends inside a record that is still being written:
 			// dead-lettered now, it would be skipped as already read once
 			// it is complete. It is left for the next run.
@@ -345,28 +364,38 @@ func (r *fileReader) next() (*Message, error) {
 // depth returns how many objects and arrays are still open at the end of
 // b, ignoring brackets inside strings.
 func depth(b []byte) int {
-	d := 0
-	inString, escaped := false, false
+	var s depthState
+	s.feed(b)
+	return s.d
+}
+
+// depthState is depth's scan, carried from one part of a record to the
+// next.
+type depthState struct {
+	d                 int
+	inString, escaped bool
+}
+
+func (s *depthState) feed(b []byte) {
 	for _, c := range b {
 		switch {
-		case inString:
+		case s.inString:
 			switch {
-			case escaped:
-				escaped = false
+			case s.escaped:
+				s.escaped = false
 			case c == '\\':
-				escaped = true
+				s.escaped = true
 			case c == '"':
-				inString = false
+				s.inString = false
 			}
 		case c == '"':
-			inString = true
+			s.inString = true
 		case c == '{' || c == '[':
-			d++
+			s.d++
 		case c == '}' || c == ']':
-			d--
+			s.d--
 		}
 	}
-	return d
 }
 
 // Ready reports whether Next would return without waiting: always for

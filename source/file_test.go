@@ -91,6 +91,29 @@ func TestOversizedRecordIsFlaggedAndSkipped(t *testing.T) {
 	}
 }
 
+// A pretty-printed record past the limit is one oversized message, of
+// its whole size, read to its end: its later lines, among them one longer
+// than the limit that closes a bracket opened before, are not taken for
+// records of their own.
+func TestOversizedPrettyPrintedRecordIsOneMessage(t *testing.T) {
+	long := "{\n  \"a\": 1,\n  \"v\": \"" + strings.Repeat("b", 3000) + "\",\n  \"w\": [\"" + strings.Repeat("[", 2000) + "\",\n" +
+		strings.Repeat("c", 1500) + "],\n  \"n\": {\"k\": \"}\"}\n}"
+	in := "{\n  \"first\": 1\n}\n" + long + "\n{\n  \"next\": 2\n}\n"
+	p := filepath.Join(t.TempDir(), "in.json")
+	os.WriteFile(p, []byte(in), 0o644)
+	s, _ := NewFiles([]string{p}, 1000, nil)
+	got := readAll(t, s)
+	if len(got) != 3 {
+		t.Fatalf("%d messages, want 3", len(got))
+	}
+	if !got[1].Oversized || got[1].Size != int64(len(long)) || !bytes.HasPrefix([]byte(long), got[1].Value) || got[1].Offset != 4 {
+		t.Errorf("oversized message: oversized=%v size=%d (want %d) offset %d", got[1].Oversized, got[1].Size, len(long), got[1].Offset)
+	}
+	if got[2].Oversized || strings.Join(strings.Fields(string(got[2].Value)), "") != `{"next":2}` {
+		t.Errorf("the record after it: %+v", got[2])
+	}
+}
+
 func TestPrettyPrintedRecordsAreFramedByDepth(t *testing.T) {
 	in := "{\n \"a\": \"}{\",\n \"b\": [1,\n2]\n}\n{\n\"c\": \"\\\"}\"\n}\n"
 	p := filepath.Join(t.TempDir(), "in.json")
