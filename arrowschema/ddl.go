@@ -90,7 +90,8 @@ type token struct {
 	punct  byte
 }
 
-// tokenize splits s into tokens; complete is false when a quote does not
+// tokenize splits s into tokens, leaving out comments (-- to the end of
+// the line, /* */); complete is false when a quote or a comment does not
 // close.
 func tokenize(s string) (out []token, complete bool) {
 	for i := 0; i < len(s); {
@@ -98,6 +99,18 @@ func tokenize(s string) (out []token, complete bool) {
 		switch {
 		case isSpace(c):
 			i++
+		case strings.HasPrefix(s[i:], "--"):
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				return out, true
+			}
+			i += j + 1
+		case strings.HasPrefix(s[i:], "/*"):
+			j := strings.Index(s[i+2:], "*/")
+			if j < 0 {
+				return out, false
+			}
+			i += 2 + j + 2
 		case c == '"':
 			j := strings.IndexByte(s[i+1:], '"')
 			if j < 0 {
@@ -106,6 +119,16 @@ func tokenize(s string) (out []token, complete bool) {
 			}
 			out = append(out, token{text: s[i+1 : i+1+j], quoted: true})
 			i += j + 2
+		case qQuote(s[i:]) > 0:
+			// Oracle's alternative quoting, q'[it's]', closes at the
+			// delimiter's pair and a quote.
+			n := qQuote(s[i:])
+			end := strings.Index(s[i+n+1:], string(closingDelimiter(s[i+n]))+"'")
+			if end < 0 {
+				return out, false
+			}
+			out = append(out, token{text: s[i : i+n+1+end+2], quoted: true})
+			i += n + 1 + end + 2
 		case c == '\'':
 			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
@@ -118,7 +141,11 @@ func tokenize(s string) (out []token, complete bool) {
 			i++
 		default:
 			j := i
-			for j < len(s) && !isSpace(s[j]) && strings.IndexByte("(),.;\"'*", s[j]) < 0 {
+			for j < len(s) && !isSpace(s[j]) && strings.IndexByte("(),.;\"'*", s[j]) < 0 &&
+				!strings.HasPrefix(s[j:], "--") && !strings.HasPrefix(s[j:], "/*") {
+				j++
+			}
+			if j == i { // a lone '/' or '-'
 				j++
 			}
 			out = append(out, token{text: strings.ToUpper(s[i:j])})
@@ -126,6 +153,35 @@ func tokenize(s string) (out []token, complete bool) {
 		}
 	}
 	return out, true
+}
+
+// qQuote returns the length of the prefix of an Oracle q-quoted literal
+// that s starts with (q' or nq', in any case) up to its delimiter, or 0.
+func qQuote(s string) int {
+	n := 0
+	if len(s) > 0 && (s[0] == 'n' || s[0] == 'N') {
+		n = 1
+	}
+	if len(s) > n+2 && (s[n] == 'q' || s[n] == 'Q') && s[n+1] == '\'' && !isSpace(s[n+2]) {
+		return n + 2
+	}
+	return 0
+}
+
+// closingDelimiter is the character that closes a q-quoted literal opened
+// with d.
+func closingDelimiter(d byte) byte {
+	switch d {
+	case '[':
+		return ']'
+	case '{':
+		return '}'
+	case '(':
+		return ')'
+	case '<':
+		return '>'
+	}
+	return d
 }
 
 // balanced reports whether every parenthesis of toks closes, in order.

@@ -2,6 +2,7 @@ package arrowschema
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -137,6 +138,38 @@ func TestParseDDLCreateTable(t *testing.T) {
 	g := ParseDDL("CREATE GLOBAL TEMPORARY TABLE T (A NUMBER PRIMARY KEY, B CHAR(1))")
 	if !g.Understood || len(g.Create) != 2 || g.Create[0].SQLType != "NUMBER" || g.Create[1].Name != "B" {
 		t.Errorf("global temporary: %+v", g)
+	}
+}
+
+// Comments and q-quoted literals are read past: a quote or parenthesis in
+// them neither ends the statement's text nor unbalances it.
+func TestParseDDLCommentsAndQQuotes(t *testing.T) {
+	for _, c := range []struct {
+		stmt string
+		want []ColumnDef
+	}{
+		{"CREATE TABLE S.T (A NUMBER(10), B VARCHAR2(20)) -- owner's copy",
+			[]ColumnDef{{Name: "A", SQLType: "NUMBER(10)"}, {Name: "B", SQLType: "VARCHAR2(20)"}}},
+		{"CREATE TABLE S.T (A NUMBER(10), /* see note (1 */ B VARCHAR2(20))",
+			[]ColumnDef{{Name: "A", SQLType: "NUMBER(10)"}, {Name: "B", SQLType: "VARCHAR2(20)"}}},
+		{"CREATE TABLE S.T (\n  A NUMBER(10), -- the key (it's unique)\n  B DATE\n)",
+			[]ColumnDef{{Name: "A", SQLType: "NUMBER(10)"}, {Name: "B", SQLType: "DATE"}}},
+		{"CREATE TABLE S.T (A VARCHAR2(10) DEFAULT q'[it's (x]', B NUMBER DEFAULT nq'{)}')",
+			[]ColumnDef{{Name: "A", SQLType: "VARCHAR2(10)"}, {Name: "B", SQLType: "NUMBER"}}},
+	} {
+		got := ParseDDL(c.stmt)
+		if !got.Understood || !reflect.DeepEqual(got.Create, c.want) {
+			t.Errorf("%q: understood %v, columns %+v; want %+v", c.stmt, got.Understood, got.Create, c.want)
+		}
+	}
+	a := ParseDDL("ALTER TABLE S.T ADD C VARCHAR2(10) DEFAULT q'[it's]'")
+	if !a.Understood || !reflect.DeepEqual(a.Alters, []Alteration{add("C", "VARCHAR2(10)", nil)}) {
+		t.Errorf("q-quoted default: %+v", a)
+	}
+	for _, stmt := range []string{"CREATE TABLE S.T (A NUMBER(10)) /* cut off", "ALTER TABLE S.T ADD C VARCHAR2(10) DEFAULT q'[cut"} {
+		if ParseDDL(stmt).Understood {
+			t.Errorf("%q: understood", stmt)
+		}
 	}
 }
 
@@ -292,4 +325,30 @@ func TestParseDDLFeedsSQLTypeOf(t *testing.T) {
 			t.Errorf("%s %q → %v ok=%v, want %v", a.Column.Name, a.Column.SQLType, got, ok, want[i])
 		}
 	}
+}
+
+// FuzzParseDDL: any text parses without a panic; what is not understood
+// changes no columns; a line comment appended on a line of its own changes
+// nothing.
+func FuzzParseDDL(f *testing.F) {
+	for _, s := range []string{
+		"ALTER TABLE SALES.ORDERS ADD CUSTOMER_TIER VARCHAR2(20)",
+		"CREATE TABLE S.T (A NUMBER(10) NOT NULL, B VARCHAR2(20) DEFAULT 'x', CONSTRAINT P PRIMARY KEY (A))",
+		"ALTER TABLE T RENAME COLUMN A TO B", "ALTER TABLE T DROP (A, B)", "ALTER TABLE T MODIFY (A NUMBER(12,2) NULL)",
+		"CREATE TABLE S.T (A VARCHAR2(10) DEFAULT q'[it's]') /* c */ -- d",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, stmt string) {
+		got := ParseDDL(stmt)
+		if !got.Understood && got.ChangesColumns() {
+			t.Fatalf("%q: not understood but changes columns: %+v", stmt, got)
+		}
+		if strings.Contains(stmt, "/*") || strings.Contains(stmt, "--") || strings.ContainsAny(stmt, "'\"") {
+			return // the appended comment could close one of these or be quoted by it
+		}
+		if again := ParseDDL(stmt + "\n-- a comment (it's here"); !reflect.DeepEqual(again, got) {
+			t.Fatalf("%q: a trailing comment changed the parse: %+v, then %+v", stmt, got, again)
+		}
+	})
 }

@@ -301,11 +301,12 @@ func trimLineEnd(b []byte) []byte {
 func (r *fileReader) next() (*Message, error) {
 	for {
 		// A pretty-printed record's depth is followed over all of its
-		// bytes: a record longer than the limit is read to its end, kept
-		// only in part, instead of its remaining lines being taken for
-		// records of their own.
+		// bytes, those of lines longer than the limit too: a record
+		// longer than the limit is read to its end, kept only in part,
+		// instead of its remaining lines being taken for records of their
+		// own. So is the first line's, which decides the framing.
 		var ds *depthState
-		if r.framing == framingMulti {
+		if r.framing != framingLines {
 			r.depth = depthState{}
 			ds = &r.depth
 		}
@@ -319,15 +320,18 @@ func (r *fileReader) next() (*Message, error) {
 		}
 		if r.framing == 0 {
 			r.framing = framingLines
-			if d := depth(line); d > 0 {
+			if r.depth.d > 0 {
 				r.framing = framingMulti
-				r.depth = depthState{}
-				r.depth.feed(line)
 			}
 		}
 		if r.framing == framingMulti {
 			rec := append([]byte(nil), line...)
-			for r.depth.d > 0 {
+			// Past twice the limit the record is given up on, as
+			// oversized, and the lines after are read as records again:
+			// brackets left open by a record cut short (a writer that
+			// died mid-record, then appended) must not take the rest of
+			// the file with it.
+			for r.depth.d > 0 && size <= 2*int64(r.max) {
 				more, n, moreOpen, err := r.readLine(&r.depth)
 				if err == io.EOF {
 					open = true // the input ended inside the record, line ending or not

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -101,7 +102,7 @@ func TestOversizedPrettyPrintedRecordIsOneMessage(t *testing.T) {
 	in := "{\n  \"first\": 1\n}\n" + long + "\n{\n  \"next\": 2\n}\n"
 	p := filepath.Join(t.TempDir(), "in.json")
 	os.WriteFile(p, []byte(in), 0o644)
-	s, _ := NewFiles([]string{p}, 1000, nil)
+	s, _ := NewFiles([]string{p}, 4000, nil)
 	got := readAll(t, s)
 	if len(got) != 3 {
 		t.Fatalf("%d messages, want 3", len(got))
@@ -111,6 +112,44 @@ func TestOversizedPrettyPrintedRecordIsOneMessage(t *testing.T) {
 	}
 	if got[2].Oversized || strings.Join(strings.Fields(string(got[2].Value)), "") != `{"next":2}` {
 		t.Errorf("the record after it: %+v", got[2])
+	}
+}
+
+// A record cut short (its writer died, then the file was appended to)
+// leaves brackets open: past twice the limit it is given up on as one
+// oversized record, and the records after it are read again.
+func TestRecordCutShortDoesNotTakeTheRestOfTheFile(t *testing.T) {
+	var in strings.Builder
+	in.WriteString("{\n  \"cut\": {\n    \"a\": [1,\n")
+	for i := range 200 {
+		fmt.Fprintf(&in, "{\n  \"n\": %d\n}\n", i)
+	}
+	p := filepath.Join(t.TempDir(), "in.json")
+	os.WriteFile(p, []byte(in.String()), 0o644)
+	s, _ := NewFiles([]string{p}, 500, nil)
+	got := readAll(t, s)
+	// The records within twice the limit (1,000 bytes, about 70 of these)
+	// go with the cut one; the other 130 are read.
+	if len(got) < 1+125 || !got[0].Oversized || got[0].Size > 2*500+20 {
+		t.Fatalf("%d messages, first oversized %v: want the cut record given up on at twice the limit and the records after it read", len(got), len(got) > 0 && got[0].Oversized)
+	}
+	last := strings.Join(strings.Fields(string(got[len(got)-1].Value)), "")
+	if last != `{"n":199}` {
+		t.Errorf("last message %q, want the file's last record", last)
+	}
+}
+
+// A JSON Lines file whose first line is longer than the read buffer and
+// the limit: its framing is decided on the whole line, and the lines after
+// it are records of their own.
+func TestLongFirstLineKeepsJSONLinesFraming(t *testing.T) {
+	long := `{"x":"` + strings.Repeat("y", 600_000) + `"}`
+	p := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(p, []byte(long+"\n{\"a\":1}\n{\"b\":2}\n"), 0o644)
+	s, _ := NewFiles([]string{p}, 1000, nil)
+	got := readAll(t, s)
+	if len(got) != 3 || !got[0].Oversized || got[0].Size != int64(len(long)) || string(got[1].Value) != `{"a":1}` || string(got[2].Value) != `{"b":2}` {
+		t.Fatalf("%d messages: want the long line oversized (size %d), then {\"a\":1} and {\"b\":2}", len(got), len(long))
 	}
 }
 
