@@ -116,12 +116,14 @@ func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Dec
 					break
 				}
 				it.msg = *m
-				if cap(it.buf) > batchBytes {
-					it.buf = nil // a large record's buffer is not kept for the small ones after it
+				if !m.Owned {
+					if cap(it.buf) > batchBytes {
+						it.buf = nil // a large record's buffer is not kept for the small ones after it
+					}
+					it.buf = append(it.buf[:0], m.Value...)
+					it.msg.Value = it.buf
 				}
-				it.buf = append(it.buf[:0], m.Value...)
-				it.msg.Value = it.buf
-				size += len(it.buf)
+				size += len(it.msg.Value)
 				if m.Control != nil {
 					break // the caller must answer it before anything else is read
 				}

@@ -491,7 +491,7 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 			}
 			return
 		}
-		msg := Message{Value: m.Value, Partition: name, Offset: m.Offset, Origin: name, Sep: '@',
+		msg := Message{Value: m.Value, Owned: true, Partition: name, Offset: m.Offset, Origin: name, Sep: '@',
 			Size: int64(len(m.Value)), Lag: r.Lag()}
 		if !k.emit(ctx, kafkaEvent{msg: msg, gen: genID}) {
 			return
