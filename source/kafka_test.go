@@ -46,6 +46,16 @@ func TestKafkaCloseDoesNotWaitForFetch(t *testing.T) {
 // many records it read.
 func drain(tb testing.TB, ctx context.Context, src *source.Kafka, onRecord func(n int)) int {
 	tb.Helper()
+	return drainMessages(tb, ctx, src, func(n int, _ *source.Message) {
+		if onRecord != nil {
+			onRecord(n)
+		}
+	})
+}
+
+// drainMessages is drain with each record handed to onRecord.
+func drainMessages(tb testing.TB, ctx context.Context, src *source.Kafka, onRecord func(n int, m *source.Message)) int {
+	tb.Helper()
 	n := 0
 	for {
 		m, err := src.Next(ctx)
@@ -66,9 +76,7 @@ func drain(tb testing.TB, ctx context.Context, src *source.Kafka, onRecord func(
 			}
 			continue
 		}
-		if onRecord != nil {
-			onRecord(n)
-		}
+		onRecord(n, m)
 		n++
 	}
 }
@@ -92,30 +100,12 @@ func TestKafkaValuesAreOwned(t *testing.T) {
 	defer cancel()
 	kept := map[string]bool{}
 	var values [][]byte
-	for {
-		m, err := src.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err == source.ErrIdle {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m.Control != nil {
-			if m.Control.Resume != nil {
-				m.Control.Resume <- nil
-			} else {
-				m.Control.Done <- nil
-			}
-			continue
-		}
+	drainMessages(t, ctx, src, func(_ int, m *source.Message) {
 		if !m.Owned {
 			t.Fatalf("message at %s has Owned unset", m.Position())
 		}
 		values = append(values, m.Value) // kept, not copied
-	}
+	})
 	for _, v := range values {
 		kept[string(v)] = true
 	}
