@@ -159,21 +159,22 @@ type heldRecord struct {
 }
 
 type runner struct {
-	cfg    Config
-	run    string // names this run in its files, intents and checkpoints
-	log    *slog.Logger
-	writer *writer.Writer
-	board  *versionBoard // the versions the decoding goroutines convert under; nil without them
-	dlq    *deadLetters
-	rec    cdc.Record
-	stream []byte
-	sum    Summary
-	held   map[string][]heldRecord
-	heldN  int
-	heldB  int64
-	logged map[cdc.Reason]bool
-	up     *uploader
-	mem    *countingAllocator
+	recordsRead atomic.Int64 // sum.Records, for the progress log's goroutine
+	cfg         Config
+	run         string // names this run in its files, intents and checkpoints
+	log         *slog.Logger
+	writer      *writer.Writer
+	board       *versionBoard // the versions the decoding goroutines convert under; nil without them
+	dlq         *deadLetters
+	rec         cdc.Record
+	stream      []byte
+	sum         Summary
+	held        map[string][]heldRecord
+	heldN       int
+	heldB       int64
+	logged      map[cdc.Reason]bool
+	up          *uploader
+	mem         *countingAllocator
 
 	// lastCommit is when the last commit round ended (the run's start
 	// before the first).
@@ -372,6 +373,7 @@ func (r *runner) step(st *loopState, m *source.Message, err error, rec *cdc.Reco
 		return true, err
 	}
 	r.sum.Records++
+	r.recordsRead.Store(r.sum.Records)
 	r.cfg.Observer.RecordRead(m.Partition)
 	if m.Lag >= 0 && (m.Lag == 0 || r.sum.Records%64 == 0) {
 		r.cfg.Observer.SourceLag(m.Partition, m.Lag)
@@ -1293,25 +1295,33 @@ func (r *runner) finish(ctx context.Context) error {
 type progressReporter interface{ Progress() (done, total int64) }
 
 func (r *runner) startProgress(ctx context.Context) (stop func()) {
-	pr, ok := r.cfg.Source.(progressReporter)
-	if !ok || r.cfg.ProgressEvery <= 0 {
+	if r.cfg.ProgressEvery <= 0 {
 		return func() {}
 	}
+	pr, sized := r.cfg.Source.(progressReporter)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		t := time.NewTicker(r.cfg.ProgressEvery)
 		defer t.Stop()
+		last, lastAt := int64(0), time.Now()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
-				d, total := pr.Progress()
-				args := []any{"bytes_read", d}
-				if total > 0 {
-					args = append(args, "percent", fmt.Sprintf("%.1f", 100*float64(d)/float64(total)))
+			case now := <-t.C:
+				// Every source reports its records; Kafka, which has no
+				// size to measure against, only those.
+				n := r.recordsRead.Load()
+				args := []any{"records_read", n, "records_per_second", int64(float64(n-last) / now.Sub(lastAt).Seconds())}
+				last, lastAt = n, now
+				if sized {
+					d, total := pr.Progress()
+					args = append(args, "bytes_read", d)
+					if total > 0 {
+						args = append(args, "percent", fmt.Sprintf("%.1f", 100*float64(d)/float64(total)))
+					}
 				}
 				r.log.Info("progress", args...)
 			}

@@ -1,8 +1,10 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -594,4 +597,57 @@ func TestCheckpointOfUnknownOutcomeIsNotWithdrawn(t *testing.T) {
 	if n, distinct := rows[0][0].(int64), rows[0][1].(int64); n != int64(st.DML) || distinct != n {
 		t.Errorf("%d rows, %d distinct pos; want %d once each", n, distinct, st.DML)
 	}
+}
+
+// A source that does not know its size (Kafka) still gets its progress
+// logged: records read and their rate, at every --progress-every.
+func TestProgressIsLoggedForSourcesWithoutASize(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "slow.jsonl")
+	generate(t, in, gen.Options{Records: 300, Tables: 2, Seed: 3})
+	var logs safeBuffer
+	_, err := export(t, t.TempDir(), func(c *pipeline.Config) {
+		c.Source = &slowSource{Source: c.Source, delay: time.Millisecond} // its method set hides Progress
+		c.ProgressEvery = 40 * time.Millisecond
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines, withRecords int
+	for _, l := range strings.Split(logs.String(), "\n") {
+		var e struct {
+			Msg     string `json:"msg"`
+			Records *int64 `json:"records_read"`
+			Rate    *int64 `json:"records_per_second"`
+			Bytes   *int64 `json:"bytes_read"`
+		}
+		if json.Unmarshal([]byte(l), &e) != nil || e.Msg != "progress" {
+			continue
+		}
+		lines++
+		if e.Records != nil && e.Rate != nil && e.Bytes == nil && *e.Records > 0 {
+			withRecords++
+		}
+	}
+	if lines < 2 || withRecords == 0 {
+		t.Errorf("%d progress lines, %d with records read and a rate and no bytes: want several over a run of about 300 ms", lines, withRecords)
+	}
+}
+
+// safeBuffer is a bytes.Buffer for a logger written from several goroutines.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
