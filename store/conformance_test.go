@@ -6,7 +6,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,4 +224,40 @@ func s3ForTestCreds(t *testing.T, key, secret string) *S3 {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// An endpoint nothing listens on, and a process with no credentials at
+// all, are both named in the error with what to do about them.
+func TestS3UnreachableAndCredentiallessErrorsSayWhatToFix(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	s, err := NewS3(context.Background(), S3Config{Bucket: "lake", Endpoint: "http://" + addr, Region: "us-east-1",
+		AccessKeyID: "k", SecretAccessKey: "s", RetryFor: 300 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "cannot reach the store at "+addr) || !strings.Contains(err.Error(), "--s3-endpoint") {
+		t.Errorf("unreachable endpoint: %v", err)
+	}
+
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	ln2, _ := net.Listen("tcp", "127.0.0.1:0") // the request must fail before it is sent
+	defer ln2.Close()
+	s, err = NewS3(context.Background(), S3Config{Bucket: "lake", Endpoint: "http://" + ln2.Addr().String(), Region: "us-east-1",
+		RetryFor: 300 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "no AWS credentials found") || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
+		t.Errorf("no credentials: %v", err)
+	}
 }

@@ -7,8 +7,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/aws/smithy-go/logging"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"sort"
@@ -124,6 +126,10 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		awsconfig.WithHTTPClient(httpClient),
 		// One retry policy, ours (see retry): the SDK makes one attempt.
 		awsconfig.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
+		// The SDK's own log lines are plain text on stderr, in the middle
+		// of the exporter's JSON log; what they warn of (an IMDSv1
+		// fallback) surfaces in the errors below when it matters.
+		awsconfig.WithLogger(logging.Nop{}),
 	}
 	if cfg.Region != "" {
 		opts = append(opts, awsconfig.WithRegion(cfg.Region))
@@ -429,6 +435,14 @@ func (s *S3) explain(op, key string, err error) error {
 				op, where, api.ErrorCode(), ErrPermanent)
 		}
 		return fmt.Errorf("%s %s: %s: %s", op, where, api.ErrorCode(), api.ErrorMessage())
+	}
+	if msg := err.Error(); strings.Contains(msg, "get credentials") || strings.Contains(msg, "retrieve credentials") {
+		return fmt.Errorf("%s %s: no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --s3-access-key-id and --s3-secret-access-key), AWS_PROFILE, or give the process a role: %w",
+			op, where, err)
+	}
+	var dial *net.OpError
+	if errors.As(err, &dial) && dial.Op == "dial" {
+		return fmt.Errorf("%s %s: cannot reach the store at %s: check --s3-endpoint (or the region) and that the store is up: %w", op, where, dial.Addr, err)
 	}
 	return fmt.Errorf("%s %s: %w", op, where, err)
 }
