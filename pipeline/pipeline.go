@@ -966,6 +966,9 @@ func (r *runner) releaseOldest(ctx context.Context) error {
 // and once the oldest open buffer reaches the file age limit, everything is
 // flushed and checkpointed (a commit round).
 func (r *runner) periodic(ctx context.Context, now time.Time) error {
+	// Also here, not only every 1,024 records: a trickle of records (or
+	// an idle source) must not leave the memory gauges at zero.
+	r.cfg.Observer.Buffered(r.dataBytes(), r.cfg.MaxBufferBytes)
 	for k, h := range r.held {
 		if now.Sub(h[0].at) >= r.cfg.HoldMaxAge {
 			r.log.Warn("hold time limit reached: releasing DML without refreshed metadata", "table", k[strings.IndexByte(k, 0)+1:])

@@ -651,3 +651,51 @@ func (s *safeBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// idleAfter hands out its source's first n records, then says it is idle
+// a few times (as Kafka and stdin do between records), then goes on.
+type idleAfter struct {
+	source.Source
+	n, idle int
+}
+
+func (s *idleAfter) Next(ctx context.Context) (*source.Message, error) {
+	if s.n == 0 && s.idle > 0 {
+		s.idle--
+		time.Sleep(time.Millisecond)
+		return nil, source.ErrIdle
+	}
+	s.n--
+	return s.Source.Next(ctx)
+}
+
+type bufferedGauge struct {
+	pipeline.NopObserver
+	mu            sync.Mutex
+	bytes, budget int64
+}
+
+func (g *bufferedGauge) Buffered(bytes, budget int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.bytes, g.budget = max(g.bytes, bytes), budget
+}
+
+// A few records buffered, then an idle source: the memory gauges show
+// them and the budget, as they do every 1,024 records of a busy one.
+func TestMemoryGaugesMoveWithATrickleOfRecords(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "few.jsonl")
+	generate(t, in, gen.Options{Records: 12, Tables: 1, Seed: 4})
+	g := &bufferedGauge{}
+	_, err := export(t, t.TempDir(), func(c *pipeline.Config) {
+		c.Source = &idleAfter{Source: c.Source, n: 8, idle: 5}
+		c.Observer = g
+		c.MaxBufferBytes = 64 << 20
+	}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.budget != 64<<20 || g.bytes == 0 {
+		t.Errorf("gauges saw %d bytes buffered and a budget of %d, want some bytes and %d", g.bytes, g.budget, 64<<20)
+	}
+}
