@@ -23,7 +23,7 @@ type tablesCmd struct {
 type schemaCmd struct {
 	sinkFlags `embed:""`
 	Table     string `arg:"" help:"Qualified table name, e.g. SALES.ORDERS."`
-	Version   int    `help:"Show this schema version in full (default: the history of all versions and the newest in full)."`
+	Version   int    `help:"Show this schema version in full (default: the history of all versions and the newest in full)." env:"EXPORTER_SCHEMA_VERSION"`
 }
 
 // openRegistry opens the sink and reads its schema registry.
@@ -143,8 +143,8 @@ func (c *schemaCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logg
 
 type viewsCmd struct {
 	sinkFlags `embed:""`
-	Dialect   string `help:"SQL dialect: duckdb or spark." default:"duckdb" enum:"duckdb,spark"`
-	Root      string `help:"How the query engine reaches the sink (default: the sink's folder, or its s3:// URL)."`
+	Dialect   string `help:"SQL dialect: duckdb or spark." default:"duckdb" enum:"duckdb,spark" env:"EXPORTER_VIEWS_DIALECT"`
+	Root      string `help:"How the query engine reaches the sink (default: the sink's folder, or its s3:// URL)." env:"EXPORTER_VIEWS_ROOT"`
 }
 
 func (c *viewsCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logger) error {

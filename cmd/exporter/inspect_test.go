@@ -61,6 +61,16 @@ func TestSchemaShowsHistoryAndOneVersion(t *testing.T) {
 	if code, _, stderr := runExporter(t, nil, "schema", "NO.SUCH", "--sink", "file://"+sink); code != exitFailure || !strings.Contains(stderr, "NO.SUCH") {
 		t.Errorf("unknown table: exit %d %s", code, stderr)
 	}
+	// Environments set EXPORTER_VERSION for their own reasons: the schema
+	// version comes from EXPORTER_SCHEMA_VERSION only.
+	t.Setenv("EXPORTER_VERSION", "1.2.3")
+	if code, out, stderr := runExporter(t, nil, "schema", "SALES.ORDERS", "--sink", "file://"+sink); code != 0 || !strings.Contains(out, "2 schema versions") {
+		t.Errorf("with EXPORTER_VERSION set: exit %d\n%s%s", code, out, stderr)
+	}
+	t.Setenv("EXPORTER_SCHEMA_VERSION", "1")
+	if code, out, _ := runExporter(t, nil, "schema", "SALES.ORDERS", "--sink", "file://"+sink); code != 0 || !strings.Contains(out, "schema version 1") || strings.Contains(out, "CUSTOMER_TIER") {
+		t.Errorf("EXPORTER_SCHEMA_VERSION=1:\n%s", out)
+	}
 }
 
 func TestValidateReportsEveryProblemWithItsKey(t *testing.T) {
