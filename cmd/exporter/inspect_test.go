@@ -98,3 +98,18 @@ type-hint:
 		t.Errorf("good config: exit %d %s %s", code, out, stderr)
 	}
 }
+
+// The commands that read a lake refuse a sink folder that does not exist,
+// and do not make it: a mistyped --sink is not an empty lake.
+func TestInspectingAMissingSinkFolderSaysSo(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-lake-here")
+	for _, args := range [][]string{{"tables"}, {"views"}, {"schema", "SALES.ORDERS"}} {
+		code, _, stderr := runExporter(t, nil, append(args, "--sink", "file://"+missing)...)
+		if code != exitFailure || !strings.Contains(stderr, "sink folder "+missing) || !strings.Contains(stderr, "check --sink") {
+			t.Errorf("%v: exit %d, %s", args, code, stderr)
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("the folder was made: %v", err)
+	}
+}

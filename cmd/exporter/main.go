@@ -665,6 +665,26 @@ type checker interface {
 	Check(ctx context.Context) error
 }
 
+// openLake opens the sink for the commands that only read it: a local
+// folder that does not exist is an error, not a new empty lake.
+func (r *sinkFlags) openLake(logger *slog.Logger) (sink, error) {
+	if u, err := url.Parse(r.Sink); err == nil && u.Scheme == "file" {
+		dir := localDir(r.Sink, u)
+		if _, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("sink folder %s: %w: check --sink (it names the folder a run wrote to)", dir, err)
+		}
+	}
+	return r.openSink(logger)
+}
+
+// localDir is the folder a file:// sink URL names.
+func localDir(spec string, u *url.URL) string {
+	if u.Host == "." || strings.HasPrefix(spec, "file://./") {
+		return "." + u.Path
+	}
+	return u.Host + u.Path
+}
+
 func (r *sinkFlags) openSink(logger *slog.Logger) (sink, error) {
 	spec := r.Sink
 	u, err := url.Parse(spec)
@@ -673,11 +693,7 @@ func (r *sinkFlags) openSink(logger *slog.Logger) (sink, error) {
 	}
 	switch u.Scheme {
 	case "file":
-		dir := u.Host + u.Path
-		if u.Host == "." || strings.HasPrefix(spec, "file://./") {
-			dir = "." + u.Path
-		}
-		return store.NewLocal(dir)
+		return store.NewLocal(localDir(spec, u))
 	case "s3":
 		cfg := store.S3Config{
 			Bucket: u.Host, Prefix: strings.Trim(u.Path, "/"), Endpoint: r.S3Endpoint, Region: r.S3Region,
