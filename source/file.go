@@ -257,21 +257,18 @@ func (r *fileReader) readLine(ds *depthState) (line []byte, size int64, open boo
 	whole := true // r.buf holds all of the line
 	for {
 		chunk, err := r.r.ReadSlice('\n')
+		if ds != nil {
+			ds.feed(chunk)
+		}
 		if size == 0 && (err == nil || err == io.EOF && len(chunk) > 0) {
 			// The whole line in the reader's buffer, as nearly every one
 			// is: handed out from there, valid until the next read, as
 			// Message.Value is until the next Next; the consumer copies it.
-			if ds != nil {
-				ds.feed(chunk)
-			}
 			r.line++
 			b := trimLineEnd(chunk)
 			return b, int64(len(b)), err == io.EOF, nil
 		}
 		size += int64(len(chunk))
-		if ds != nil {
-			ds.feed(chunk)
-		}
 		if err == nil { // the chunk ends the line
 			size -= int64(len(chunk) - len(trimLineEnd(chunk)))
 		}
