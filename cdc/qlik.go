@@ -228,13 +228,13 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 			// cannot say which columns it covers, and dropping it would
 			// lose columnMask's line between a null and a column that
 			// was not replicated.
+			mask := &q.ChangeMask
+			if key == "columnMask" {
+				mask = &q.ColumnMask
+			}
 			switch vt {
 			case jsonparser.String:
-				if key == "changeMask" {
-					q.ChangeMask = scalarView(value)
-				} else {
-					q.ColumnMask = scalarView(value)
-				}
+				*mask = scalarView(value)
 			case jsonparser.Null:
 			default:
 				badMask = m // rejected where the masks are checked, after the operation
