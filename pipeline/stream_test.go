@@ -1,7 +1,6 @@
 package pipeline_test
 
 import (
-	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -21,6 +20,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/syncbuf"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
@@ -604,7 +604,7 @@ func TestCheckpointOfUnknownOutcomeIsNotWithdrawn(t *testing.T) {
 func TestProgressIsLoggedForSourcesWithoutASize(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "slow.jsonl")
 	generate(t, in, gen.Options{Records: 300, Tables: 2, Seed: 3})
-	var logs safeBuffer
+	var logs syncbuf.Buffer
 	_, err := export(t, t.TempDir(), func(c *pipeline.Config) {
 		c.Source = &slowSource{Source: c.Source, delay: time.Millisecond} // its method set hides Progress
 		c.ProgressEvery = 40 * time.Millisecond
@@ -632,24 +632,6 @@ func TestProgressIsLoggedForSourcesWithoutASize(t *testing.T) {
 	if lines < 2 || withRecords == 0 {
 		t.Errorf("%d progress lines, %d with records read and a rate and no bytes: want several over a run of about 300 ms", lines, withRecords)
 	}
-}
-
-// safeBuffer is a bytes.Buffer for a logger written from several goroutines.
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // idleAfter hands out its source's first n records, then says it is idle

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/kafkatest"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/syncbuf"
 )
 
 // TestKafkaOnceFromTheCommandLine: --once exits 0 with everything up to
@@ -42,24 +41,6 @@ func TestKafkaOnceFromTheCommandLine(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestScheduleRunsDrainsOnTicks: with --schedule the process stays up and
 // drains on each tick; records appended between ticks are picked up by the
 // next drain, and a stop ends it cleanly.
@@ -69,7 +50,7 @@ func TestScheduleRunsDrainsOnTicks(t *testing.T) {
 	os.WriteFile(in, sample, 0o644)
 	sink := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
+	var out, errb syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- runContext(ctx, []string{"run", "--source", "file:" + in, "--sink", "file://" + sink, "--schedule", "*/1 * * * * *"},
