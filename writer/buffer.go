@@ -189,9 +189,7 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 	}
 	if idx := v.Schema.FieldIndices(arrowschema.ColChangeSeq); len(idx) > 0 {
 		qlikColumn := func(name string, kind arrowschema.Kind) *column {
-			i := v.Schema.FieldIndices(name)[0]
-			b.fieldCols[i] = newColumn(mem, arrowschema.Type{Kind: kind})
-			return b.fieldCols[i]
+			return b.fieldColumn(v.Schema.FieldIndices(name)[0], arrowschema.Type{Kind: kind})
 		}
 		b.changeSeq = qlikColumn(arrowschema.ColChangeSeq, arrowschema.KindString)
 		b.eventCounter = qlikColumn(arrowschema.ColTxnEventCounter, arrowschema.KindInt64)
@@ -216,10 +214,7 @@ func (b *buffer) makeColumns() {
 	}
 	v, mem := b.version, b.mem
 	text, integer := arrowschema.Type{Kind: arrowschema.KindString}, arrowschema.Type{Kind: arrowschema.KindInt64}
-	at := func(i int, t arrowschema.Type) *column {
-		b.fieldCols[i] = newColumn(mem, t)
-		return b.fieldCols[i]
-	}
+	at := b.fieldColumn
 	b.opType, b.opTS = at(0, text), at(1, arrowschema.Type{Kind: arrowschema.KindTimestamp})
 	b.xid, b.pos = at(2, text), at(3, text)
 	for i := range v.Columns {
@@ -236,6 +231,12 @@ func (b *buffer) makeColumns() {
 			b.changed.reserve(b.hint.rows)
 		}
 	}
+}
+
+// fieldColumn makes the column that buffers schema field i.
+func (b *buffer) fieldColumn(i int, t arrowschema.Type) *column {
+	b.fieldCols[i] = newColumn(b.mem, t)
+	return b.fieldCols[i]
 }
 
 // heldBytes is the memory the buffer's rows hold now.
