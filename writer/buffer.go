@@ -15,6 +15,7 @@ import (
 // partition and source partition.
 type buffer struct {
 	key     Key
+	closed  bool // flushed or released: no longer the Writer's
 	seg     string
 	version *arrowschema.Version
 	// builders[i] builds field i when no column does: the lists and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -1103,5 +1104,49 @@ func TestQlikMasksAreNotKeptPastAppend(t *testing.T) {
 	}
 	if ids.Len() != n {
 		t.Errorf("%d rows, want %d", ids.Len(), n)
+	}
+}
+
+// A table's records alternating between dates and partitions each reach
+// their own buffer, and a buffer flushed between two records of its key
+// is not appended to again.
+func TestInterleavedKeysOfOneTable(t *testing.T) {
+	f, v := ordersFixture(t, false)
+	w := newWriter(t, Config{})
+	// Records come in pairs of one key; the keys go round two dates and
+	// two partitions.
+	day := func(id int64) int { return 13 + int(id/2%2) }
+	part := func(id int64) string { return fmt.Sprintf("p%d", id/4%2) }
+	var files []*File
+	for i := range int64(16) {
+		r := f.rec(fmt.Sprintf(`{"qual_table":"SALES.ORDERS","op_type":"INSERT","op_ts":"2026-07-%dT04:00:00Z","after":{"ORDER_ID":%d,"STATUS":"S"}}`, day(i), i))
+		files = append(files, mustAppend(t, w, v, r, Source{Partition: part(i), Offset: i})...)
+		if i == 8 { // between the two records of a pair
+			got, err := w.FlushTable("SALES.ORDERS", "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, got...)
+		}
+	}
+	files = append(files, mustFlushAll(t, w)...)
+	var want, got []string
+	for i := range int64(16) {
+		want = append(want, fmt.Sprintf("%d in dt=2026-07-%d of %s", i, day(i), part(i)))
+	}
+	for _, fl := range files {
+		for _, id := range readParquet(t, fl.Data).col("ORDER_ID").(*array.Int64).Int64Values() {
+			dt := fl.Key[strings.Index(fl.Key, "dt="):][:len("dt=2026-07-13")]
+			got = append(got, fmt.Sprintf("%d in %s of %s", id, dt, fl.SourcePartition))
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("rows\n%v\nwant\n%v", got, want)
+	}
+	// Four keys, each with records before the flush and after it.
+	if len(files) != 8 {
+		t.Errorf("%d files, want 8", len(files))
 	}
 }
