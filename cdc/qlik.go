@@ -198,7 +198,7 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 	headers := ix.members(hm)
 	var opName, ts, streamPos, changeSeq, xid []byte
 	var hasTS, hasXID, badTS bool
-	var badMask *jsonMember
+	var badMask, badCounter *jsonMember
 	q := &rec.Qlik
 	for i := range headers {
 		m := &headers[i]
@@ -239,16 +239,22 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 			default:
 				badMask = m // rejected where the masks are checked, after the operation
 			}
-		case "transactionEventCounter":
-			if n, err := strconv.ParseInt(strings.Trim(string(value), `"`), 10, 64); err == nil {
-				q.EventCounter, q.HasEventCounter = n, true
+		case "transactionEventCounter", "transactionLastEvent":
+			// Kept in their own columns: a value that is not what the
+			// column holds goes to the dead letters rather than in as null.
+			if vt == jsonparser.Null {
+				break
 			}
-		case "transactionLastEvent":
-			switch strings.ToLower(strings.Trim(string(value), `"`)) {
-			case "true":
-				q.LastEvent, q.HasLastEvent = true, true
-			case "false":
-				q.LastEvent, q.HasLastEvent = false, true
+			var ok bool
+			if key == "transactionEventCounter" {
+				q.EventCounter, ok = eventCounter(value, vt)
+				q.HasEventCounter = ok
+			} else {
+				q.LastEvent, ok = lastEvent(value, vt)
+				q.HasLastEvent = ok
+			}
+			if !ok && badCounter == nil {
+				badCounter = m
 			}
 		}
 	}
@@ -310,6 +316,9 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 	}
 	if !isHex(q.ColumnMask) {
 		return Rejectf(ReasonBadMask, "columnMask %q: %v", truncate(q.ColumnMask, 64), errMaskNotHex)
+	}
+	if badCounter != nil {
+		return badTransactionHeader(memberKey(badCounter), badCounter.value, badCounter.vt)
 	}
 	keys := tableKeys(d.keys, rec.Table)
 	if err := d.image(d.top.data, "data", &rec.After, &keys.after); err != nil {
@@ -542,4 +551,55 @@ func hasQlikKey(top []jsonMember) bool {
 		}
 	}
 	return false
+}
+
+// eventCounter reads transactionEventCounter, a number or its text.
+func eventCounter(value []byte, vt jsonparser.ValueType) (int64, bool) {
+	if vt != jsonparser.Number && vt != jsonparser.String {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(value), 10, 64)
+	return n, err == nil
+}
+
+// lastEvent reads transactionLastEvent, a boolean or its text in any case.
+func lastEvent(value []byte, vt jsonparser.ValueType) (last, ok bool) {
+	if vt != jsonparser.Boolean && vt != jsonparser.String {
+		return false, false
+	}
+	switch {
+	case asciiEqualFold(value, "true"):
+		return true, true
+	case asciiEqualFold(value, "false"):
+		return false, true
+	}
+	return false, false
+}
+
+// asciiEqualFold reports whether b is lower (ASCII letters only) in any
+// case; unlike strings.EqualFold it does not take "ſ" for an s.
+func asciiEqualFold(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := range b {
+		if b[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// badTransactionHeader rejects a message whose transactionEventCounter or
+// transactionLastEvent is not the integer or boolean its column holds.
+func badTransactionHeader(key string, value []byte, vt jsonparser.ValueType) error {
+	want := "an integer"
+	if key == "transactionLastEvent" {
+		want = "true or false"
+	}
+	shown := truncate(string(value), 64)
+	if vt == jsonparser.String {
+		shown = strconv.Quote(shown)
+	}
+	return Rejectf(ReasonValueMismatch, "headers.%s is %s, want %s", key, shown, want)
 }

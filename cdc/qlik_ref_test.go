@@ -84,6 +84,8 @@ func (d *refQlik) dataMessage(msg []byte, rec *Record) error {
 	var opName, ts, streamPos, changeSeq, xid []byte
 	var hasTS, hasXID, badTS bool
 	var badMask, badMaskValue string
+	var badCounter, badCounterValue string // a transaction header of the wrong type
+	var badCounterString bool
 	q := &rec.Qlik
 	err = jsonparser.ObjectEach(headers, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
 		str := func() string { s, _ := jsonparser.ParseString(value); return s }
@@ -120,15 +122,22 @@ func (d *refQlik) dataMessage(msg []byte, rec *Record) error {
 				badMask, badMaskValue = "columnMask", string(value)
 			}
 		case "transactionEventCounter":
-			if n, err := strconv.ParseInt(strings.Trim(string(value), `"`), 10, 64); err == nil {
+			n, err := strconv.ParseInt(string(value), 10, 64)
+			switch {
+			case vt == jsonparser.Null:
+			case err == nil && (vt == jsonparser.Number || vt == jsonparser.String):
 				q.EventCounter, q.HasEventCounter = n, true
+			case badCounter == "":
+				badCounter, badCounterValue, badCounterString = "transactionEventCounter", string(value), vt == jsonparser.String
 			}
 		case "transactionLastEvent":
-			switch strings.ToLower(strings.Trim(string(value), `"`)) {
-			case "true":
-				q.LastEvent, q.HasLastEvent = true, true
-			case "false":
-				q.LastEvent, q.HasLastEvent = false, true
+			text := strings.ToLower(string(value))
+			switch {
+			case vt == jsonparser.Null:
+			case (vt == jsonparser.Boolean || vt == jsonparser.String) && (text == "true" || text == "false"):
+				q.LastEvent, q.HasLastEvent = text == "true", true
+			case badCounter == "":
+				badCounter, badCounterValue, badCounterString = "transactionLastEvent", string(value), vt == jsonparser.String
 			}
 		}
 		return nil
@@ -189,6 +198,14 @@ func (d *refQlik) dataMessage(msg []byte, rec *Record) error {
 		if _, err := ParseMask(m.v); err != nil {
 			return Rejectf(ReasonBadMask, "%s %q: %v", m.name, truncate(m.v, 64), err)
 		}
+	}
+	if badCounter != "" {
+		shown := truncate(badCounterValue, 64)
+		if badCounterString {
+			shown = strconv.Quote(shown)
+		}
+		want := map[string]string{"transactionEventCounter": "an integer", "transactionLastEvent": "true or false"}[badCounter]
+		return Rejectf(ReasonValueMismatch, "headers.%s is %s, want %s", badCounter, shown, want)
 	}
 	if err := d.image(msg, "data", &rec.After); err != nil {
 		return err

@@ -789,6 +789,14 @@ func TestQlikRejects(t *testing.T) {
 		{"changeMask as a number", qmsg(`{"operation":"UPDATE","timestamp":"2026-07-13T04:00:00","changeMask":11}`, `{"A":"1"}`), cdc.ReasonBadMask},
 		{"columnMask as a boolean", qmsg(`{"operation":"UPDATE","timestamp":"2026-07-13T04:00:00","columnMask":true}`, `{"A":"1"}`), cdc.ReasonBadMask},
 		{"columnMask as an object", qmsg(`{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","columnMask":{}}`, `{"A":"1"}`), cdc.ReasonBadMask},
+		// transaction headers, kept in columns of their own types
+		{"event counter not a number", qmsg(`{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","transactionEventCounter":"seven"}`, `{"A":"1"}`), cdc.ReasonValueMismatch},
+		{"event counter a fraction", qmsg(`{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","transactionEventCounter":1.5}`, `{"A":"1"}`), cdc.ReasonValueMismatch},
+		{"event counter past int64", qmsg(`{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","transactionEventCounter":9223372036854775808}`, `{"A":"1"}`), cdc.ReasonValueMismatch},
+		{"event counter a boolean", qmsg(`{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","transactionEventCounter":true}`, `{"A":"1"}`), cdc.ReasonValueMismatch},
+		{"last event a number", qmsg(`{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","transactionLastEvent":1}`, `{"A":"1"}`), cdc.ReasonValueMismatch},
+		{"last event another word", qmsg(`{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","transactionLastEvent":"yes"}`, `{"A":"1"}`), cdc.ReasonValueMismatch},
+		{"last event an object", qmsg(`{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","transactionLastEvent":{}}`, `{"A":"1"}`), cdc.ReasonValueMismatch},
 		// malformed
 		{"empty input", ``, cdc.ReasonMalformedJSON},
 		{"truncated", good[:len(good)-1], cdc.ReasonMalformedJSON},
