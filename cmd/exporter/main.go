@@ -288,17 +288,10 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 			f.Close()
 		}()
 	}
-	if c, ok := cfg.Store.(checker); ok {
-		// A missing bucket or bad credentials stop the run at once, not
-		// after minutes of retries.
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := c.Check(cctx)
-		cancel()
-		if err != nil {
-			logger.Error("sink is not usable", "sink", cfg.Store.String(), "error", err)
-			fmt.Fprintln(stderr, "exporter:", err)
-			return exitFailure
-		}
+	if err := checkSink(ctx, cfg.Store); err != nil {
+		logger.Error("sink is not usable", "sink", cfg.Store.String(), "error", err)
+		fmt.Fprintln(stderr, "exporter:", err)
+		return exitFailure
 	}
 	if r.MetricsAddr != "" {
 		stopServer, err := r.serveMetrics(ctx, &cfg, logger)
@@ -665,16 +658,37 @@ type checker interface {
 	Check(ctx context.Context) error
 }
 
+// checkSink stops a command at once on a sink it cannot use (a missing
+// bucket, missing or bad credentials, an endpoint that does not answer),
+// with what to fix, instead of after --s3-retry-for of retries.
+func checkSink(ctx context.Context, st sink) error {
+	c, ok := st.(checker)
+	if !ok {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return c.Check(cctx)
+}
+
 // openLake opens the sink for the commands that only read it: a local
-// folder that does not exist is an error, not a new empty lake.
-func (r *sinkFlags) openLake(logger *slog.Logger) (sink, error) {
+// folder that does not exist is an error, not a new empty lake, and a
+// store that cannot be used is one at once, as for run.
+func (r *sinkFlags) openLake(ctx context.Context, logger *slog.Logger) (sink, error) {
 	if u, err := url.Parse(r.Sink); err == nil && u.Scheme == "file" {
 		dir := localDir(r.Sink, u)
 		if _, err := os.Stat(dir); err != nil {
 			return nil, fmt.Errorf("sink folder %s: %w: check --sink (it names the folder a run wrote to)", dir, err)
 		}
 	}
-	return r.openSink(logger)
+	st, err := r.openSink(logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSink(ctx, st); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // localDir is the folder a file:// sink URL names.
