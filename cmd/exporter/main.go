@@ -593,7 +593,23 @@ func (r *runCmd) sourceOpener(stdin io.Reader, logger *slog.Logger) (func(once b
 			return source.NewKafka(c)
 		}, nil
 	}
-	return nil, fmt.Errorf("%q is not a source (want file:PATH[,PATH...], stdin or kafka://HOST:PORT/TOPIC?group=NAME)", spec)
+	return nil, fmt.Errorf("%q is not a source (want %s)", spec, sourceForms)
+}
+
+// sourceForms are the values --source takes.
+const sourceForms = "file:PATH[,PATH...], stdin, stdin:NAME or kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC]?group=NAME"
+
+// missingSource says where a run's source can be given, and in what form.
+const missingSource = "give where records come from as --source, as source: in the config file or as EXPORTER_SOURCE; it takes " +
+	sourceForms + " (e.g. file:./cdc.jsonl or kafka://broker:9092/orders?group=lake)"
+
+// Validate runs before kong's own check of required flags, whose message
+// names the flag only.
+func (r *runCmd) Validate() error {
+	if r.Source == "" {
+		return errors.New("--source is missing: " + missingSource)
+	}
+	return nil
 }
 
 func (r *runCmd) kafkaDialer() (*kafka.Dialer, error) {

@@ -69,7 +69,7 @@ func (v *validateCmd) run(path string, stdout, stderr io.Writer) int {
 		good[k] = norm[k]
 	}
 	if _, ok := norm["source"]; !ok {
-		problems = append(problems, "source: missing (every run needs one)")
+		problems = append(problems, "source: missing: "+missingSource)
 	}
 	// Then the keys that are well-formed on their own, together: settings
 	// that do not work together, files that do not exist, bad hints.
