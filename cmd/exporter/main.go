@@ -54,7 +54,7 @@ type cli struct {
 	Run      runCmd          `cmd:"" help:"Export CDC records to Parquet."`
 	Tables   tablesCmd       `cmd:"" help:"List the tables of a lake: schema versions, files, rows, last position."`
 	Schema   schemaCmd       `cmd:"" help:"Show a table's Arrow schema and its DDL history."`
-	Validate validateCmd     `cmd:"" help:"Check a config file and report every problem at once, with its key."`
+	Validate validateCmd     `cmd:"" help:"Check the configuration run would use (config file, EXPORTER_* environment, run flags) and report every problem at once, with its key, variable or flag."`
 	Views    viewsCmd        `cmd:"" help:"Print SQL creating a view per table over all its schema versions, and a current-state view per table."`
 }
 
@@ -184,23 +184,10 @@ func newParser(c *cli, stdout, stderr io.Writer, exit func(int), extra ...kong.O
 
 // runContext runs the command line; cancelling ctx is a SIGTERM.
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "validate" {
-		// validate reads the config file itself: loading it through the
-		// --config flag would stop at its first problem.
-		path := ""
-		for i := 1; i < len(args); i++ {
-			switch {
-			case args[i] == "--config" && i+1 < len(args):
-				path = args[i+1]
-				i++
-			case strings.HasPrefix(args[i], "--config="):
-				path = strings.TrimPrefix(args[i], "--config=")
-			case args[i] == "--help" || args[i] == "-h":
-				fmt.Fprintln(stdout, "Usage: exporter validate --config FILE\n\nCheck a config file for exporter run and report every problem at once, with its key.")
-				return exitOK
-			}
-		}
-		return (&validateCmd{}).run(path, stdout, stderr)
+	if rest, ok := validateArgs(args); ok {
+		// validate parses the run's configuration itself: parsing it
+		// whole would stop at its first problem.
+		return (&validateCmd{}).run(rest, stdout, stderr)
 	}
 	var c cli
 	exitCode := -1
@@ -226,8 +213,6 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		cmdErr = c.Tables.run(ctx, stdout, logger)
 	case "schema <table>":
 		cmdErr = c.Schema.run(ctx, stdout, logger)
-	case "validate":
-		return c.Validate.run(string(c.Config), stdout, stderr)
 	case "views":
 		cmdErr = c.Views.run(ctx, stdout, logger)
 	default:
