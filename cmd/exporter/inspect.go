@@ -28,7 +28,7 @@ type schemaCmd struct {
 
 // openRegistry opens the sink and reads its schema registry.
 func (f *sinkFlags) openRegistry(ctx context.Context, logger *slog.Logger) (sink, map[string][]lakeview.VersionDoc, error) {
-	st, err := f.openLake(logger)
+	st, err := f.openLake(ctx, logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -148,7 +148,7 @@ type viewsCmd struct {
 }
 
 func (c *viewsCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logger) error {
-	st, err := c.openLake(logger)
+	st, err := c.openLake(ctx, logger)
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ type cli struct {
 	Run      runCmd          `cmd:"" help:"Export CDC records to Parquet."`
 	Tables   tablesCmd       `cmd:"" help:"List the tables of a lake: schema versions, files, rows, last position."`
 	Schema   schemaCmd       `cmd:"" help:"Show a table's Arrow schema and its DDL history."`
-	Validate validateCmd     `cmd:"" help:"Check a config file and report every problem at once, with its key."`
+	Validate validateCmd     `cmd:"" help:"Check the configuration run would use (config file, EXPORTER_* environment, run flags) and report every problem at once, with its key, variable or flag."`
 	Views    viewsCmd        `cmd:"" help:"Print SQL creating a view per table over all its schema versions, and a current-state view per table."`
 }
 
@@ -184,23 +184,10 @@ func newParser(c *cli, stdout, stderr io.Writer, exit func(int), extra ...kong.O
 
 // runContext runs the command line; cancelling ctx is a SIGTERM.
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "validate" {
-		// validate reads the config file itself: loading it through the
-		// --config flag would stop at its first problem.
-		path := ""
-		for i := 1; i < len(args); i++ {
-			switch {
-			case args[i] == "--config" && i+1 < len(args):
-				path = args[i+1]
-				i++
-			case strings.HasPrefix(args[i], "--config="):
-				path = strings.TrimPrefix(args[i], "--config=")
-			case args[i] == "--help" || args[i] == "-h":
-				fmt.Fprintln(stdout, "Usage: exporter validate --config FILE\n\nCheck a config file for exporter run and report every problem at once, with its key.")
-				return exitOK
-			}
-		}
-		return (&validateCmd{}).run(path, stdout, stderr)
+	if rest, ok := validateArgs(args); ok {
+		// validate parses the run's configuration itself: parsing it
+		// whole would stop at its first problem.
+		return (&validateCmd{}).run(rest, stdout, stderr)
 	}
 	var c cli
 	exitCode := -1
@@ -226,8 +213,6 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		cmdErr = c.Tables.run(ctx, stdout, logger)
 	case "schema <table>":
 		cmdErr = c.Schema.run(ctx, stdout, logger)
-	case "validate":
-		return c.Validate.run(string(c.Config), stdout, stderr)
 	case "views":
 		cmdErr = c.Views.run(ctx, stdout, logger)
 	default:
@@ -288,17 +273,10 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 			f.Close()
 		}()
 	}
-	if c, ok := cfg.Store.(checker); ok {
-		// A missing bucket or bad credentials stop the run at once, not
-		// after minutes of retries.
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := c.Check(cctx)
-		cancel()
-		if err != nil {
-			logger.Error("sink is not usable", "sink", cfg.Store.String(), "error", err)
-			fmt.Fprintln(stderr, "exporter:", err)
-			return exitFailure
-		}
+	if err := checkSink(ctx, cfg.Store); err != nil {
+		logger.Error("sink is not usable", "sink", cfg.Store.String(), "error", err)
+		fmt.Fprintln(stderr, "exporter:", err)
+		return exitFailure
 	}
 	if r.MetricsAddr != "" {
 		stopServer, err := r.serveMetrics(ctx, &cfg, logger)
@@ -600,7 +578,23 @@ func (r *runCmd) sourceOpener(stdin io.Reader, logger *slog.Logger) (func(once b
 			return source.NewKafka(c)
 		}, nil
 	}
-	return nil, fmt.Errorf("%q is not a source (want file:PATH[,PATH...], stdin or kafka://HOST:PORT/TOPIC?group=NAME)", spec)
+	return nil, fmt.Errorf("%q is not a source (want %s)", spec, sourceForms)
+}
+
+// sourceForms are the values --source takes.
+const sourceForms = "file:PATH[,PATH...], stdin, stdin:NAME or kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC]?group=NAME"
+
+// missingSource says where a run's source can be given, and in what form.
+const missingSource = "give where records come from as --source, as source: in the config file or as EXPORTER_SOURCE; it takes " +
+	sourceForms + " (e.g. file:./cdc.jsonl or kafka://broker:9092/orders?group=lake)"
+
+// Validate runs before kong's own check of required flags, whose message
+// names the flag only.
+func (r *runCmd) Validate() error {
+	if r.Source == "" {
+		return errors.New("--source is missing: " + missingSource)
+	}
+	return nil
 }
 
 func (r *runCmd) kafkaDialer() (*kafka.Dialer, error) {
@@ -665,16 +659,37 @@ type checker interface {
 	Check(ctx context.Context) error
 }
 
+// checkSink stops a command at once on a sink it cannot use (a missing
+// bucket, missing or bad credentials, an endpoint that does not answer),
+// with what to fix, instead of after --s3-retry-for of retries.
+func checkSink(ctx context.Context, st sink) error {
+	c, ok := st.(checker)
+	if !ok {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return c.Check(cctx)
+}
+
 // openLake opens the sink for the commands that only read it: a local
-// folder that does not exist is an error, not a new empty lake.
-func (r *sinkFlags) openLake(logger *slog.Logger) (sink, error) {
+// folder that does not exist is an error, not a new empty lake, and a
+// store that cannot be used is one at once, as for run.
+func (r *sinkFlags) openLake(ctx context.Context, logger *slog.Logger) (sink, error) {
 	if u, err := url.Parse(r.Sink); err == nil && u.Scheme == "file" {
 		dir := localDir(r.Sink, u)
 		if _, err := os.Stat(dir); err != nil {
 			return nil, fmt.Errorf("sink folder %s: %w: check --sink (it names the folder a run wrote to)", dir, err)
 		}
 	}
-	return r.openSink(logger)
+	st, err := r.openSink(logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSink(ctx, st); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // localDir is the folder a file:// sink URL names.

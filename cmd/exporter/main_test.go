@@ -49,6 +49,25 @@ func TestBadUsageExitsTwoAndSaysWhy(t *testing.T) {
 	}
 }
 
+// TestMissingSourceSaysWhereToGiveIt: a run without a source names the
+// three ways to give one (flag, config key, environment variable) and the
+// forms it takes, and so does validate for a config file without one.
+func TestMissingSourceSaysWhereToGiveIt(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "exporter.yaml")
+	os.WriteFile(cfg, []byte("sink: file://"+t.TempDir()+"\n"), 0o644)
+	for _, args := range [][]string{{"run", "--sink", "file://" + t.TempDir()}, {"validate", "--config", cfg}} {
+		code, _, stderr := runExporter(t, nil, args...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+		for _, want := range []string{"--source", "source: in the config file", "EXPORTER_SOURCE", "file:PATH", "stdin:NAME", "kafka://HOST:PORT", "e.g. file:"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%v: stderr does not say %q:\n%s", args, want, stderr)
+			}
+		}
+	}
+}
+
 func TestSeveralConfigProblemsReportedAtOnce(t *testing.T) {
 	code, _, stderr := runExporter(t, nil, "run", "--source", "file:/nope.jsonl", "--sink", "ftp://x", "--type-hint", "bad=int64")
 	if code != exitUsage {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +80,36 @@ func TestMissingBucketAndBadCredentialsFailFast(t *testing.T) {
 				t.Errorf("took %v to fail", d)
 			}
 		})
+	}
+}
+
+// TestInspectingS3WithoutCredentialsStopsAtOnce: tables, views and schema,
+// like run, stop at once on an S3 sink with no AWS credential anywhere and
+// say what to set, instead of retrying for the whole --s3-retry-for. No
+// server is needed: the request fails before it is sent.
+func TestInspectingS3WithoutCredentialsStopsAtOnce(t *testing.T) {
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+		"AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "EXPORTER_S3_ACCESS_KEY_ID", "EXPORTER_S3_SECRET_ACCESS_KEY"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s3 := []string{"--sink", "s3://lake/gg", "--s3-endpoint", "http://" + ln.Addr().String(), "--s3-region", "us-east-1", "--s3-retry-for", "10s"}
+	for _, args := range [][]string{{"run", "--source", "stdin", "--once"}, {"tables"}, {"views"}, {"schema", "SALES.ORDERS"}} {
+		start := time.Now()
+		code, _, stderr := runExporter(t, nil, append(args, s3...)...)
+		if code != exitFailure || !strings.Contains(stderr, "no AWS credentials found") || !strings.Contains(stderr, "AWS_ACCESS_KEY_ID") ||
+			!strings.Contains(stderr, "--s3-access-key-id") {
+			t.Errorf("%v: exit %d, want %d, saying what to set; stderr: %s", args, code, exitFailure, stderr)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%v: took %v to fail", args, d.Round(time.Millisecond))
+		}
 	}
 }

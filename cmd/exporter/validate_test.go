@@ -1,0 +1,66 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestValidateChecksTheEffectiveConfiguration: validate reads what run
+// reads (the file named by EXPORTER_CONFIG or --config, before or after
+// the command, the EXPORTER_* environment and run's flags) and reports
+// every problem once, under the key, variable or flag it comes from.
+func TestValidateChecksTheEffectiveConfiguration(t *testing.T) {
+	sink := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "exporter.yaml")
+	os.WriteFile(cfg, []byte("source: file:../../testdata/goldengate/sample.jsonl\nsink: file://"+sink+"\ncompression: lz5\n"), 0o644)
+	// A bad variable over a good file is its own one problem.
+	good := filepath.Join(t.TempDir(), "good.yaml")
+	os.WriteFile(good, []byte("source: stdin\nsink: file://"+sink+"\ncompression: snappy\n"), 0o644)
+	code, _, stderr := runExporter(t, map[string]string{"EXPORTER_PARTITION_BY": "week"}, "validate", "--config", good)
+	if code != exitUsage || stderr != good+": 1 problem(s)\n  EXPORTER_PARTITION_BY: --partition-by must be one of \"day\",\"hour\" but got \"week\"\n" {
+		t.Errorf("a bad EXPORTER_PARTITION_BY: exit %d\n%s", code, stderr)
+	}
+
+	env := map[string]string{"EXPORTER_CONFIG": cfg, "EXPORTER_PARTITION_BY": "week", "EXPORTER_TYPE_HINT": "nocolon=int64"}
+	code, _, stderr = runExporter(t, env, "validate", "--file-max-rows", "many", "--bogus", "--sink", "ftp://x", "--no-before-image")
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitUsage, stderr)
+	}
+	for _, want := range []string{
+		"compression: --compression must be one of",     // the file's key
+		"EXPORTER_PARTITION_BY: --partition-by must be", // the variable, once
+		"--file-max-rows: expected",                     // a flag
+		"--bogus: unknown flag",                         // a flag run does not have
+		"--sink: \"ftp://x\" is not a sink",             // a flag over the file, checked with the rest
+		"EXPORTER_TYPE_HINT: type hint key \"nocolon\"", // a variable checked with the rest
+	} {
+		if !strings.Contains(stderr, "\n  "+want) {
+			t.Errorf("no line %q in:\n%s", want, stderr)
+		}
+	}
+	if n := strings.Count(stderr, "week"); n != 1 {
+		t.Errorf("the bad variable is reported %d times:\n%s", n, stderr)
+	}
+	if !strings.HasPrefix(stderr, cfg+": 6 problem(s)\n") {
+		t.Errorf("want 6 problems of %s:\n%s", cfg, stderr)
+	}
+
+	// Fixed by the flags and the environment over the same file, with
+	// --config before the command: all is well.
+	os.Unsetenv("EXPORTER_CONFIG") // t.Setenv above restores it
+	t.Setenv("EXPORTER_TYPE_HINT", "SALES.ORDERS:TOTAL_AMOUNT=decimal(12,2)")
+	code, out, stderr := runExporter(t, map[string]string{"EXPORTER_PARTITION_BY": "hour"}, "--config", cfg, "validate", "--compression", "gzip")
+	if code != exitUsage || !strings.Contains(stderr, "\n  compression:") || strings.Count(stderr, "\n  ") != 1 {
+		t.Errorf("only the file's bad compression should be left: exit %d\n%s%s", code, out, stderr)
+	}
+	os.WriteFile(cfg, []byte("source: file:../../testdata/goldengate/sample.jsonl\nsink: file://"+sink+"\n"), 0o644)
+	if code, out, stderr := runExporter(t, nil, "--config", cfg, "validate", "--compression", "gzip", "--once"); code != exitOK || out != cfg+": OK\n" {
+		t.Errorf("good configuration: exit %d\n%s%s", code, out, stderr)
+	}
+	// Without a file: the environment and flags alone, as run takes them.
+	if code, out, stderr := runExporter(t, map[string]string{"EXPORTER_SOURCE": "stdin"}, "validate", "--sink", "file://"+sink); code != exitOK || !strings.Contains(out, "OK") {
+		t.Errorf("no config file: exit %d\n%s%s", code, out, stderr)
+	}
+}
