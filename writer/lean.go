@@ -1169,8 +1169,10 @@ func (a *statsAcc) encode(l *leaf, nulls int64) metadata.EncodedStatistics {
 		enc.SetMin([]byte{byte(b2i(a.minBool))})
 		enc.SetMax([]byte{byte(b2i(a.maxBool))})
 	case *array.String, *array.Binary:
-		enc.SetMin(append([]byte(nil), a.minB...))
-		enc.SetMax(append([]byte(nil), a.maxB...))
+		// Not nil when empty: the footer leaves out a nil value, and ""
+		// is a minimum like any other.
+		enc.SetMin(append([]byte{}, a.minB...))
+		enc.SetMax(append([]byte{}, a.maxB...))
 	case *array.Decimal128:
 		w := l.col.TypeLength()
 		enc.SetMin(appendDecimal(nil, a.minD, w))

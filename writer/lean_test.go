@@ -69,8 +69,16 @@ func randomBatch(t *testing.T, r *rand.Rand, rows int, nullRatio float64, distin
 				b.Append(fmt.Sprintf("%05d%s", k, bytes.Repeat([]byte("L"), 5000)))
 				return
 			}
+			if k%11 == 10 {
+				b.Append("") // the smallest string: a minimum all the same
+				return
+			}
 			b.Append(fmt.Sprintf("v%d-%s", k, []string{"", "é", "zz", "\x00"}[k%4]))
 		case *array.BinaryBuilder:
+			if k%11 == 10 {
+				b.Append([]byte{})
+				return
+			}
 			b.Append([]byte{byte(k), byte(k >> 8), 0xff})
 		case *array.Int64Builder:
 			b.Append([]int64{math.MinInt64, math.MaxInt64, 0, -1}[k%4] + int64(k%4*0) + int64(k)*int64(1-2*(k%2)))
