@@ -6,6 +6,7 @@ package writer
 import (
 	"bytes"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -297,7 +298,7 @@ func (w *Writer) newFileShape(sc *arrow.Schema) *fileShape {
 		parquet.WithStats(true),
 		parquet.WithMaxRowGroupLength(w.cfg.RowGroupRows),
 		parquet.WithAllocator(w.cfg.Allocator),
-		parquet.WithCreatedBy("lakehouse-exporter"),
+		parquet.WithCreatedBy(createdBy),
 	}}
 	sh.props = parquet.NewWriterProperties(sh.opts...)
 	sh.arrProps = pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.cfg.Allocator), pqarrow.WithStoreSchema())
@@ -823,3 +824,21 @@ func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *recordConvert
 	}
 	return m.names, nil
 }
+
+// createdBy names the writer in each file's footer in the form parquet-mr
+// parses ("app version V (build B)"): Spark warns of a created_by it
+// cannot parse and trusts no deprecated statistics of such files.
+var createdBy = func() string {
+	version, build := "devel", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			version = v
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				build = " (build " + s.Value[:12] + ")"
+			}
+		}
+	}
+	return "lakehouse-exporter version " + version + build
+}()

@@ -1150,3 +1150,16 @@ func TestInterleavedKeysOfOneTable(t *testing.T) {
 		t.Errorf("%d files, want 8", len(files))
 	}
 }
+
+// The footer's created_by is in the form parquet-mr parses (its
+// VersionParser's pattern), naming this application with a version.
+func TestCreatedByParsesAsParquetMrExpects(t *testing.T) {
+	f, v := ordersFixture(t, false)
+	w := newWriter(t, Config{})
+	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p0"})
+	got := readParquet(t, mustFlushAll(t, w)[0].Data).rdr.MetaData().GetCreatedBy()
+	parquetMr := regexp.MustCompile(`^(.*?)\s+version\s*(?:([^(]*?)\s*(?:\(\s*build\s*([^)]*?)\s*\))?)?$`)
+	if m := parquetMr.FindStringSubmatch(got); m == nil || m[1] != "lakehouse-exporter" || m[2] == "" {
+		t.Errorf("created_by %q: parquet-mr reads it as %q", got, m)
+	}
+}
