@@ -381,9 +381,12 @@ func (d sparkDialect) createView(name string) string {
 }
 func (d sparkDialect) allView(t *Table, root string) string {
 	// Hive partition discovery (schema_version=, dt=) needs the table
-	// folder as the path and no recursive file lookup.
+	// folder as the path and no recursive file lookup. Dates and
+	// timestamps are proleptic Gregorian: Spark 3.2 to 3.5 refuse those
+	// before 1582-10-15 in files Spark did not write unless told so
+	// (Spark 4 reads them so by default; older ones ignore the option).
 	return "CREATE OR REPLACE TEMPORARY VIEW " + d.ident(t.Name) + " USING parquet OPTIONS (path " +
-		d.literal(root+"/"+t.Segment) + ", mergeSchema 'true', recursiveFileLookup 'false')"
+		d.literal(root+"/"+t.Segment) + ", mergeSchema 'true', recursiveFileLookup 'false', datetimeRebaseMode 'CORRECTED')"
 }
 func (sparkDialect) distinct(a, b string) string { return "NOT (" + a + " <=> " + b + ")" }
 func (d sparkDialect) sent(col, name string) string {

@@ -382,8 +382,8 @@ func TestSparkGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"CREATE OR REPLACE TEMPORARY VIEW `we``ird'name` USING parquet OPTIONS (path 's3://bucket/it\\'s\\\\x/we%60ird%27name', mergeSchema 'true', recursiveFileLookup 'false');\n",
-		"CREATE OR REPLACE TEMPORARY VIEW `SALES.ORDERS` USING parquet OPTIONS (path 's3://bucket/it\\'s\\\\x/SALES.ORDERS', mergeSchema 'true', recursiveFileLookup 'false');\n",
+		"CREATE OR REPLACE TEMPORARY VIEW `we``ird'name` USING parquet OPTIONS (path 's3://bucket/it\\'s\\\\x/we%60ird%27name', mergeSchema 'true', recursiveFileLookup 'false', datetimeRebaseMode 'CORRECTED');\n",
+		"CREATE OR REPLACE TEMPORARY VIEW `SALES.ORDERS` USING parquet OPTIONS (path 's3://bucket/it\\'s\\\\x/SALES.ORDERS', mergeSchema 'true', recursiveFileLookup 'false', datetimeRebaseMode 'CORRECTED');\n",
 		"CREATE OR REPLACE TEMPORARY VIEW `NOKEY.LOG` USING parquet",
 		"CREATE OR REPLACE TEMPORARY VIEW `we``ird'name__current` AS\n",
 		"CREATE OR REPLACE TEMPORARY VIEW `SALES.ORDERS__current` AS\n",

@@ -147,6 +147,11 @@ def main() -> None:
         SparkSession.builder.appName("read-lake")
         # op_ts is a UTC instant; show it in UTC
         .config("spark.sql.session.timeZone", "UTC")
+        # Dates and timestamps are proleptic Gregorian (as in DuckDB and
+        # Arrow). Spark 3.x, seeing a file not written by Spark, refuses
+        # values before 1582-10-15 (Oracle's 0001-01-01 sentinels, say)
+        # unless told to read them as they are; Spark 4 does by default.
+        .config("spark.sql.parquet.datetimeRebaseModeInRead", "CORRECTED")
         .getOrCreate()
     )
     changes = read_table(spark, args.lake, args.table)
