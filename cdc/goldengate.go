@@ -210,7 +210,7 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 	}
 
 	// CloudEvents: the GoldenGate record is the data member.
-	if t.specversion && t.hasData && !t.hasOpType {
+	if t.specversion && t.hasData && !d.namesOp(&t) {
 		if depth > 0 {
 			return Rejectf(ReasonMalformedJSON, "CloudEvents envelope nested inside another")
 		}
@@ -230,19 +230,19 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 	}
 	rec.Body = data
 
-	if !t.hasOpType {
-		// Schema records carry no op_type: recognise them by structure.
-		if t.schemaDialect || (t.id && t.properties) {
-			// ParseString accepts any bytes, so check the type first: an
-			// object or number id must not become a cache key.
-			id, err := jsonparser.ParseString(t.idValue)
-			if t.idType != jsonparser.String || err != nil || id == "" {
-				return Rejectf(ReasonMalformedJSON, "JSON Schema record without a string id")
-			}
-			rec.Class = ClassSchema
-			rec.SchemaID = id
-			return nil
+	// Schema records carry no op_type: recognise them by structure.
+	if (t.schemaDialect || (t.id && t.properties)) && !d.namesOp(&t) {
+		// ParseString accepts any bytes, so check the type first: an
+		// object or number id must not become a cache key.
+		id, err := jsonparser.ParseString(t.idValue)
+		if t.idType != jsonparser.String || err != nil || id == "" {
+			return Rejectf(ReasonMalformedJSON, "JSON Schema record without a string id")
 		}
+		rec.Class = ClassSchema
+		rec.SchemaID = id
+		return nil
+	}
+	if !t.hasOpType {
 		return Rejectf(ReasonMissingField, "record has no %q field and is not a JSON Schema record", n.OpType)
 	}
 
@@ -577,6 +577,30 @@ func (f *Field) Text(buf []byte) ([]byte, error) {
 }
 
 // opString returns op as a string, without a copy for the known op strings.
+// namesOp reports whether the record's op-type field names a kind of
+// record or an operation. With --gg-op-type-field type, the CloudEvents
+// envelope's and schema records' own "type" ("object", an event type)
+// must not make them operations.
+func (d *GoldenGate) namesOp(t *ggTop) bool {
+	if !t.hasOpType {
+		return false
+	}
+	op := t.opType
+	if hasEscape(op) {
+		u, err := jsonparser.Unescape(op, nil)
+		if err != nil {
+			return true // the operation's own check says what is wrong
+		}
+		op = u
+	}
+	n := &d.names
+	switch string(op) {
+	case "STREAM_METADATA", "OBJECT_METADATA", "DDL", n.Insert, n.Update, n.Delete, n.Upsert:
+		return true
+	}
+	return false
+}
+
 func (d *GoldenGate) opString(op []byte) string {
 	n := &d.names
 	switch string(op) {

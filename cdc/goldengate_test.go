@@ -1221,3 +1221,31 @@ func TestDecodeManyColumns(t *testing.T) {
 		t.Errorf("got %d columns", len(rec.Metadata.Columns))
 	}
 }
+
+// Renamed to "type", the op-type field shares its name with the schema
+// records' and the CloudEvents envelope's own type: those keep their
+// meaning, and the records' op types are still read.
+func TestOpTypeFieldNamedType(t *testing.T) {
+	d := newDecoder(t, cdc.GoldenGateNames{OpType: "type"})
+	for name, in := range map[string]string{
+		"with $schema":    `{"$schema":"http://json-schema.org/draft-04/schema#","id":"R.T","type":"object","properties":{"after":{"type":"object"}}}`,
+		"without $schema": `{"id":"R.T","type":"object","properties":{"after":{"type":"object"}}}`,
+	} {
+		if rec := decodeOK(t, d, in); rec.Class != cdc.ClassSchema || rec.SchemaID != "R.T" {
+			t.Errorf("schema record %s: class %v id %q, want a schema record of R.T", name, rec.Class, rec.SchemaID)
+		}
+	}
+	const insert = `{"qual_table":"R.T","type":"INSERT","op_ts":"2026-07-13T04:00:00Z","after":{"ID":1}}`
+	for name, in := range map[string]string{
+		"bare":        insert,
+		"CloudEvents": `{"specversion":"1.0","type":"com.example.dml","source":"gg","id":"e1","data":` + insert + `}`,
+	} {
+		if rec := decodeOK(t, d, in); rec.Class != cdc.ClassDML || rec.Op != cdc.OpInsert || rec.Table != "R.T" {
+			t.Errorf("%s insert: class %v op %v table %q", name, rec.Class, rec.Op, rec.Table)
+		}
+	}
+	if rec := decodeOK(t, d, `{"type":"OBJECT_METADATA","qual_table":"R.T","columns":{"ID":{"type":"number"}}}`); rec.Class != cdc.ClassObjectMetadata {
+		t.Errorf("metadata: class %v", rec.Class)
+	}
+	wantReject(t, d, `{"qual_table":"R.T","type":"MERGE","op_ts":"2026-07-13T04:00:00Z","after":{"ID":1}}`, cdc.ReasonUnknownOp)
+}
