@@ -54,7 +54,8 @@ func QlikTypeOf(native string) (Type, SourceRange, error) {
 	case "STRING", "WSTRING", "CLOB", "NCLOB", "TIME":
 		return Type{Kind: KindString}, SourceRange{}, nil
 	case "BYTES", "BLOB":
-		return Type{Kind: KindBinary}, SourceRange{}, nil
+		// Qlik's JSON messages carry binary values as hexadecimal digits.
+		return Type{Kind: KindBinary}, SourceRange{Hex: true}, nil
 	case "DATE":
 		return Type{Kind: KindDate}, SourceRange{}, nil
 	case "DATETIME":
@@ -75,12 +76,19 @@ func QlikTypeOf(native string) (Type, SourceRange, error) {
 // Precision digits, Scale of them after the point (negative: that many
 // zeros before it), when Precision is known (> 0). The zero SourceRange
 // bounds nothing (no source type has the range 0 to 0).
+//
+// Hex says how the source writes a binary column's values: hexadecimal
+// digits (Qlik's JSON) rather than base64.
 type SourceRange struct {
 	Min, Max         int64
 	MaxUint64        bool
 	NumericText      bool
 	Precision, Scale int
+	Hex              bool
 }
 
 // Bounded reports whether r bounds anything.
-func (r SourceRange) Bounded() bool { return r != SourceRange{} }
+func (r SourceRange) Bounded() bool {
+	r.Hex = false
+	return r != SourceRange{}
+}

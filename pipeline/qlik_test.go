@@ -219,3 +219,40 @@ func TestQlikInferredColumnNameNotUTF8(t *testing.T) {
 		t.Errorf("rows %v", rows)
 	}
 }
+
+// TestQlikBinaryIsHexDigits: Qlik's JSON carries BYTES and BLOB values as
+// hexadecimal digits, in either case; base64 or an odd count of digits is
+// a dead letter, not bytes made up from them.
+func TestQlikBinaryIsHexDigits(t *testing.T) {
+	md := `{"lineage":{"class":"TABLE","type":"TABLE","schema":"Q","table":"BIN","tableVersion":1,"timestamp":"2026-07-13T03:00:00.000"},` +
+		`"tableStructure":{"tableColumns":{"ID":{"ordinal":1,"type":"INT4","length":4,"precision":0,"scale":0,"primaryKeyPosition":1},` +
+		`"RAW":{"ordinal":2,"type":"BYTES","length":16,"precision":0,"scale":0,"primaryKeyPosition":0},` +
+		`"DOC":{"ordinal":3,"type":"BLOB","length":0,"precision":0,"scale":0,"primaryKeyPosition":0}}}}`
+	row := func(id, raw, doc string) string {
+		return `{"schema":"Q","table":"BIN","headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00"},"data":{"ID":"` + id + `","RAW":` + raw + `,"DOC":` + doc + `}}`
+	}
+	lines := []string{md,
+		row("1", `"DEADBEEF"`, `"00ff10"`),
+		row("2", `"0a0B"`, `""`),
+		row("3", `null`, `"CAFE"`),
+		row("4", `"QUJD"`, `null`), // base64 of "ABC": not hex
+		row("5", `"ABC"`, `null`),  // odd
+	}
+	p := writeFile(t, t.TempDir(), "bin.jsonl", strings.Join(lines, "\n"))
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) { c.Decoder = cdc.NewQlik(cdc.QlikOptions{}) }, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := query(t, openDuck(t), `SELECT ID, typeof(RAW), hex(RAW), octet_length(DOC), hex(DOC) FROM `+lakeGlob(dir, "Q.BIN")+` ORDER BY ID`)
+	equalLines(t, "binary", rowStrings(rows), []string{"1|BLOB|DEADBEEF|3|00FF10", "2|BLOB|0A0B|0|", "3|BLOB|NULL|2|CAFE"})
+	got := readDLQ(t, dir)
+	if sum.Rejected != 2 || len(got) != 2 {
+		t.Fatalf("%d rejected, dead letters %+v", sum.Rejected, got)
+	}
+	for i, d := range got {
+		if d.Reason != "value_mismatch" || !strings.Contains(d.Error, "hexadecimal") || d.Offset != int64(5+i) {
+			t.Errorf("dead letter %d: line %d %s: %s", i, d.Offset, d.Reason, d.Error)
+		}
+	}
+}

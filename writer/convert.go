@@ -3,6 +3,7 @@ package writer
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -78,13 +79,14 @@ type imageConverter struct {
 type convColumn struct {
 	typ     arrowschema.Type
 	bounded bool
+	hex     bool // binary values come as hexadecimal digits, not base64
 }
 
 func newImageConverter(v *arrowschema.Version) *imageConverter {
 	cols := make([]convColumn, len(v.Columns))
 	for i, c := range v.Columns {
 		// Comparing the range per value showed in the profile too.
-		cols[i] = convColumn{typ: c.Type, bounded: c.Range.Bounded()}
+		cols[i] = convColumn{typ: c.Type, bounded: c.Range.Bounded(), hex: c.Range.Hex}
 	}
 	c := &imageConverter{version: v, slots: make([]slot, len(v.Columns)), cols: cols}
 	c.arena = &c.own
@@ -122,7 +124,7 @@ func (c *imageConverter) convert(im *cdc.Image, imageName string) error {
 			continue
 		}
 		col := &c.cols[idx]
-		err := c.convertValue(col.typ, f, s)
+		err := c.convertValue(col, f, s)
 		if err == nil && col.bounded {
 			err = checkRange(c.version.Columns[idx].Range, col.typ.Kind, s)
 		}
@@ -148,7 +150,8 @@ func checkRange(r arrowschema.SourceRange, kind arrowschema.Kind, s *slot) error
 	return nil
 }
 
-func (c *imageConverter) convertValue(t arrowschema.Type, f *cdc.Field, s *slot) error {
+func (c *imageConverter) convertValue(col *convColumn, f *cdc.Field, s *slot) error {
+	t := col.typ
 	var buf []byte
 	if f.Type == cdc.TypeString && !f.Plain {
 		buf = c.buffer(len(f.Value)) // unescaped is never longer
@@ -207,7 +210,8 @@ func (c *imageConverter) convertValue(t arrowschema.Type, f *cdc.Field, s *slot)
 		switch {
 		case f.Type == cdc.TypeBool:
 			s.setBool(text[0] == 't')
-		case f.Type == cdc.TypeNumber && (string(text) == "0" || string(text) == "1"):
+		case (f.Type == cdc.TypeNumber || f.Type == cdc.TypeString) && (string(text) == "0" || string(text) == "1"):
+			// Qlik sends every value as a string by default: "1" as well as 1.
 			s.setBool(text[0] == '1')
 		case f.Type == cdc.TypeString && strings.EqualFold(unsafeString(text), "true"):
 			s.setBool(true)
@@ -238,6 +242,19 @@ func (c *imageConverter) convertValue(t arrowschema.Type, f *cdc.Field, s *slot)
 		}
 		s.i64 = d
 	case arrowschema.KindBinary:
+		if col.hex {
+			if f.Type != cdc.TypeString {
+				return errors.New("binary must be a string of hexadecimal digits")
+			}
+			buf := c.buffer(hex.DecodedLen(len(text)))
+			n, err := hex.Decode(buf[:cap(buf)], text)
+			if err != nil {
+				return errors.New("binary is not an even number of hexadecimal digits")
+			}
+			c.keep(buf[:n])
+			s.bytes = buf[:n]
+			return nil
+		}
 		if f.Type != cdc.TypeString {
 			return errors.New("binary must be a base64 string")
 		}

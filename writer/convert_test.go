@@ -394,13 +394,15 @@ func TestConvertBoolean(t *testing.T) {
 		{str("C", "true"), true},
 		{str("C", "FALSE"), false},
 		{str("C", "True"), true},
+		{str("C", "1"), true}, // Qlik's values are strings
+		{str("C", "0"), false},
 	} {
 		s, err := convertOne(t, "boolean", c.f)
 		if err != nil || s.state != slotSet || s.bool() != c.want {
 			t.Errorf("%v %s: %v %v, want %v", c.f.Type, c.f.Value, s.bool(), err, c.want)
 		}
 	}
-	for _, f := range []cdc.Field{str("C", "maybe"), str("C", "yes"), str("C", ""), num("C", "2"), num("C", "1.0"), num("C", "-1"),
+	for _, f := range []cdc.Field{str("C", "maybe"), str("C", "yes"), str("C", ""), num("C", "2"), num("C", "1.0"), num("C", "-1"), str("C", "01"), str("C", "2"),
 		{Name: "C", Value: []byte(`{}`), Type: cdc.TypeObject}} {
 		_, err := convertOne(t, "boolean", f)
 		wantMismatch(t, "boolean "+string(f.Value), err)
