@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -255,4 +256,30 @@ func TestQlikBinaryIsHexDigits(t *testing.T) {
 			t.Errorf("dead letter %d: line %d %s: %s", i, d.Offset, d.Reason, d.Error)
 		}
 	}
+}
+
+// TestQlikInferredColumnsIgnoreMasks: a mask's bits are ordinals of the
+// metadata message; inferred columns have none, and reading the masks by
+// the order the columns were first seen in (A, C, B here) lost C's value
+// and dead-lettered the first message.
+func TestQlikInferredColumnsIgnoreMasks(t *testing.T) {
+	msg := func(data, op, masks string, i int) string {
+		return fmt.Sprintf(`{"schema":"S","table":"J","data":%s,"beforeData":null,"headers":{"operation":"%s","timestamp":"2026-07-13T04:00:0%d.000"%s,"streamPosition":"p%d"}}`, data, op, i, masks, i)
+	}
+	lines := []string{
+		msg(`{"A":"1","C":"c1"}`, "INSERT", `,"changeMask":"05"`, 1),
+		msg(`{"A":"2","B":"b2","C":"c2"}`, "INSERT", `,"changeMask":"07","columnMask":"07"`, 2),
+		msg(`{"A":"3","B":null,"C":"c3"}`, "UPDATE", `,"changeMask":"04","columnMask":"05"`, 3),
+	}
+	p := writeFile(t, t.TempDir(), "infer.jsonl", strings.Join(lines, "\n"))
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) {
+		c.Decoder = cdc.NewQlik(cdc.QlikOptions{})
+		c.InferColumns = true
+	}, p)
+	if err != nil || sum.Rejected != 0 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	rows := query(t, openDuck(t), `SELECT A, B, C, absent_columns::VARCHAR, changed_columns::VARCHAR FROM `+lakeGlob(dir, "S.J")+` ORDER BY A`)
+	equalLines(t, "inferred", rowStrings(rows), []string{"1|NULL|c1|NULL|NULL", "2|b2|c2|NULL|NULL", "3|NULL|c3|NULL|NULL"})
 }

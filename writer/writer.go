@@ -797,7 +797,15 @@ func (f *File) Size() int64 {
 // applyQlikMasks marks the columns that columnMask leaves out as absent
 // (never as null: Qlik sends null for a column it could not replicate) and
 // returns the names of the columns changeMask names.
+//
+// A mask's bits are the ordinals of the table's metadata message. Columns
+// inferred from the data have no ordinals (theirs is the order they were
+// first seen in), so their masks are not read: read by that order they
+// dropped values that were sent and named columns that were not changed.
 func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *recordConverter, withBefore bool) ([]string, error) {
+	if v.Metadata.Inferred {
+		return nil, nil
+	}
 	if rec.Qlik.ColumnMask != "" {
 		if err := conv.columnMask.parse("columnMask", rec.Qlik.ColumnMask, v); err != nil {
 			return nil, err
