@@ -245,6 +245,11 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 			if vt == jsonparser.Null {
 				break
 			}
+			if vt == jsonparser.String && hasEscape(value) {
+				if u, err := jsonparser.Unescape(value, nil); err == nil {
+					value = u
+				}
+			}
 			var ok bool
 			if key == "transactionEventCounter" {
 				q.EventCounter, ok = eventCounter(value, vt)

@@ -122,6 +122,9 @@ func (d *refQlik) dataMessage(msg []byte, rec *Record) error {
 				badMask, badMaskValue = "columnMask", string(value)
 			}
 		case "transactionEventCounter":
+			if vt == jsonparser.String {
+				value = []byte(str())
+			}
 			n, err := strconv.ParseInt(string(value), 10, 64)
 			switch {
 			case vt == jsonparser.Null:
@@ -131,6 +134,9 @@ func (d *refQlik) dataMessage(msg []byte, rec *Record) error {
 				badCounter, badCounterValue, badCounterString = "transactionEventCounter", string(value), vt == jsonparser.String
 			}
 		case "transactionLastEvent":
+			if vt == jsonparser.String {
+				value = []byte(str())
+			}
 			text := strings.ToLower(string(value))
 			switch {
 			case vt == jsonparser.Null:

@@ -354,6 +354,8 @@ func TestQlikHeaderFields(t *testing.T) {
 		{name: "event counter large", headers: `{"operation":"INSERT",` + ts + `,"transactionEventCounter":9007199254740993}`,
 			q: cdc.QlikHeaders{HasEventCounter: true, EventCounter: 9007199254740993}},
 		{name: "event counter empty string", headers: `{"operation":"INSERT",` + ts + `,"transactionEventCounter":""}`},
+		{name: "event counter escaped", headers: `{"operation":"INSERT",` + ts + `,"transactionEventCounter":"\u0031\u0032","transactionLastEvent":"\u0074rue"}`,
+			q: cdc.QlikHeaders{HasEventCounter: true, EventCounter: 12, HasLastEvent: true, LastEvent: true}},
 		{name: "event counter null", headers: `{"operation":"INSERT",` + ts + `,"transactionEventCounter":null}`},
 		{name: "last event true", headers: `{"operation":"INSERT",` + ts + `,"transactionLastEvent":true}`,
 			q: cdc.QlikHeaders{HasLastEvent: true, LastEvent: true}},
