@@ -366,10 +366,25 @@ func (d *Qlik) tableName(schema, table string) string {
 			clear(d.tables)
 		}
 		// New strings: the key and the name must not keep the message's memory.
-		name = d.intern.string(joinQualified(schema, table))
+		name = d.intern.string(qlikQualified(schema, table))
 		d.tables[qlikTable{strings.Clone(schema), strings.Clone(table)}] = name
 	}
 	return name
+}
+
+// qlikQualified joins a Qlik schema and table name. Qlik sends them apart,
+// so a part holding a dot (or a quote) is quoted as SQL quotes a name:
+// schema "A.B" with table "C" is "A.B".C, schema "A" with table "B.C" is
+// A."B.C"; joined plainly, the two tables were one.
+func qlikQualified(schema, table string) string {
+	return joinQualified(quoteDotted(schema), quoteDotted(table))
+}
+
+func quoteDotted(part string) string {
+	if !strings.ContainsAny(part, `."`) {
+		return part
+	}
+	return `"` + strings.ReplaceAll(part, `"`, `""`) + `"`
 }
 
 func (d *Qlik) image(m *jsonMember, key string, im *Image, last *[]string) error {
@@ -414,7 +429,7 @@ func (d *Qlik) metadataMessage(msg []byte, rec *Record) error {
 	if err := json.Unmarshal(msg, &m); err != nil {
 		return Rejectf(ReasonBadMetadata, "metadata message: %v", err)
 	}
-	rec.Table = joinQualified(m.Lineage.Schema, m.Lineage.Table)
+	rec.Table = qlikQualified(m.Lineage.Schema, m.Lineage.Table)
 	if rec.Table == "" {
 		rec.Table = d.opts.DefaultTable
 	}

@@ -234,7 +234,7 @@ func (d *refQlik) table(msg, headers []byte, rec *Record) error {
 			continue
 		}
 		sch, _ := jsonparser.GetString(src, "schema")
-		rec.Table = d.intern.string(joinQualified(sch, tab))
+		rec.Table = d.intern.string(qlikQualified(sch, tab))
 		return nil
 	}
 	if d.opts.DefaultTable != "" {

@@ -493,6 +493,10 @@ func TestQlikTableName(t *testing.T) {
 		{"empty table", "", `{"schema":"S","table":"",` + data + `,` + h + `}`, ""},
 		{"table is a number", "", `{"table":5,` + data + `,` + h + `}`, ""},
 		{"table only inside data", "", `{"data":{"table":"X","schema":"Y"},` + h + `}`, ""},
+		// a dot inside a part is quoted, so that these two are two tables
+		{"dotted schema", "", `{"schema":"A.B","table":"C",` + data + `,` + h + `}`, `"A.B".C`},
+		{"dotted table", "", `{"schema":"A","table":"B.C",` + data + `,` + h + `}`, `A."B.C"`},
+		{"quote in a name", "", `{"schema":"A\"B","table":"T",` + data + `,` + h + `}`, `"A""B".T`},
 	}
 	for _, c := range cases {
 		d := cdc.NewQlik(cdc.QlikOptions{DefaultTable: c.def})
