@@ -502,7 +502,10 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 			col.Type, col.TypeFrom = *js.Columns[mc.Name].Type, "json-schema"
 		default:
 			if sqlType, ok := st.ddlTypes[mc.Name]; ok {
-				if t, _, ok := SQLTypeOf(sqlType); ok {
+				// A statement's type refines the metadata's primitive; one
+				// of another primitive is older than the metadata (a
+				// change the parser did not understand, or none at all).
+				if t, prim, ok := SQLTypeOf(sqlType); ok && (mc.Type == "" || prim == mc.Type) {
 					col.Type, col.TypeFrom = t, "ddl"
 					break
 				}
@@ -547,13 +550,25 @@ func (c *Catalog) hint(table, column string) *Type {
 }
 
 // jsonSchemaFor returns the newest JSON Schema record for table.
+//
+// A schema that names the table wins over a newer one whose id only ends
+// with its name: PDB1.SALES.ORDERS's schema must not replace the one of
+// SALES.ORDERS.
 func (c *Catalog) jsonSchemaFor(table string) *JSONSchemaInfo {
+	var suffixed *JSONSchemaInfo
 	for i := len(c.order) - 1; i >= 0; i-- {
-		if s := c.schemas[c.order[i]]; s.MatchesTable(table) && len(s.Columns) > 0 {
+		s := c.schemas[c.order[i]]
+		if len(s.Columns) == 0 {
+			continue
+		}
+		if s.namesTable(table) {
 			return s
 		}
+		if suffixed == nil && s.MatchesTable(table) {
+			suffixed = s
+		}
 	}
-	return nil
+	return suffixed
 }
 
 // arrowSchema builds the data-file schema: op_type, op_ts, xid, pos, the

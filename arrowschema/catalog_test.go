@@ -988,3 +988,36 @@ func restoreAs(t *testing.T, c *Catalog, md cdc.TableMetadata) *Catalog {
 	}
 	return restored
 }
+
+// A DDL type refines its column while the metadata agrees on the
+// primitive; metadata that says otherwise (after a change the parser did
+// not understand, or none at all) is newer, and its type is used.
+func TestStaleDDLTypeGivesWayToMetadata(t *testing.T) {
+	c := NewCatalog(Options{})
+	mustDDL(t, c, "SALES.ORDERS", "CREATE TABLE SALES.ORDERS (ID NUMBER(10) NOT NULL, CODE NUMBER(10))", "P0")
+	md := cdc.TableMetadata{Table: "SALES.ORDERS", Columns: []cdc.Column{
+		{Name: "ID", Type: "number", Key: true}, {Name: "CODE", Type: "number", Nullable: true}}}
+	mustMetadata(t, c, md, "P1")
+	checkColumns(t, c.Current("SALES.ORDERS"), []colWant{{"ID", Type{Kind: KindInt64}, false}, {"CODE", Type{Kind: KindInt64}, true}})
+	md.Columns[1].Type = "string"
+	mustMetadata(t, c, md, "P2")
+	checkColumns(t, c.Current("SALES.ORDERS"), []colWant{{"ID", Type{Kind: KindInt64}, false}, {"CODE", Type{Kind: KindString}, true}})
+}
+
+// The JSON Schema record that names a table wins over a newer one whose id
+// only ends with its name (another table, in another container).
+func TestJSONSchemaOfTheTableWinsOverALongerName(t *testing.T) {
+	c := NewCatalog(Options{})
+	schema := func(id, noteType string) []byte {
+		return []byte(`{"$schema":"http://json-schema.org/draft-04/schema#","id":"` + id + `","type":"object","properties":{"after":{"type":"object","properties":{"ID":{"type":"integer"},"NOTE":{"type":["` + noteType + `","null"],"format":"date-time"}}}}}`)
+	}
+	if err := c.ApplySchemaRecord("SALES.ORDERS", schema("SALES.ORDERS", "string")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ApplySchemaRecord("PDB1.SALES.ORDERS", schema("PDB1.SALES.ORDERS", "boolean")); err != nil {
+		t.Fatal(err)
+	}
+	mustMetadata(t, c, cdc.TableMetadata{Table: "SALES.ORDERS", Columns: []cdc.Column{
+		{Name: "ID", Type: "number", Key: true}, {Name: "NOTE", Type: "string", Nullable: true}}}, "P1")
+	checkColumns(t, c.Current("SALES.ORDERS"), []colWant{{"ID", Type{Kind: KindInt64}, false}, {"NOTE", Type{Kind: KindTimestamp}, true}})
+}

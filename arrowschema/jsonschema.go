@@ -92,16 +92,22 @@ func (f SchemaFields) Parse(id string, doc []byte) (*JSONSchemaInfo, error) {
 	return info, nil
 }
 
-// MatchesTable reports whether the schema is the table-specific schema of
-// table: its declared qual_table, its title, or an id that is the table
-// name or ends with it after a separator.
-func (s *JSONSchemaInfo) MatchesTable(table string) bool {
+// namesTable reports whether the schema names table itself: its declared
+// qual_table, its title or its id.
+func (s *JSONSchemaInfo) namesTable(table string) bool {
 	for _, t := range s.Tables {
 		if t == table {
 			return true
 		}
 	}
-	if s.Title == table || s.ID == table {
+	return s.Title == table || s.ID == table
+}
+
+// MatchesTable reports whether the schema is the table-specific schema of
+// table: its declared qual_table, its title, or an id that is the table
+// name or ends with it after a separator.
+func (s *JSONSchemaInfo) MatchesTable(table string) bool {
+	if s.namesTable(table) {
 		return true
 	}
 	if strings.HasSuffix(s.ID, table) {
