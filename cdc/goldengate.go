@@ -246,13 +246,9 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 		return Rejectf(ReasonMissingField, "record has no %q field and is not a JSON Schema record", n.OpType)
 	}
 
-	opType := t.opType
-	if hasEscape(opType) {
-		u, err := jsonparser.Unescape(opType, nil)
-		if err != nil {
-			return Rejectf(ReasonMalformedJSON, "%s is not a valid string", n.OpType)
-		}
-		opType = u
+	opType, err := t.opText()
+	if err != nil {
+		return Rejectf(ReasonMalformedJSON, "%s is not a valid string", n.OpType)
 	}
 	rec.OpType = d.opString(opType)
 	switch rec.OpType {
@@ -576,7 +572,14 @@ func (f *Field) Text(buf []byte) ([]byte, error) {
 	return out, nil
 }
 
-// opString returns op as a string, without a copy for the known op strings.
+// opText is the op-type field's string, unescaped.
+func (t *ggTop) opText() ([]byte, error) {
+	if !hasEscape(t.opType) {
+		return t.opType, nil
+	}
+	return jsonparser.Unescape(t.opType, nil)
+}
+
 // namesOp reports whether the record's op-type field names a kind of
 // record or an operation. With --gg-op-type-field type, the CloudEvents
 // envelope's and schema records' own "type" ("object", an event type)
@@ -585,13 +588,9 @@ func (d *GoldenGate) namesOp(t *ggTop) bool {
 	if !t.hasOpType {
 		return false
 	}
-	op := t.opType
-	if hasEscape(op) {
-		u, err := jsonparser.Unescape(op, nil)
-		if err != nil {
-			return true // the operation's own check says what is wrong
-		}
-		op = u
+	op, err := t.opText()
+	if err != nil {
+		return true // the operation's own check says what is wrong
 	}
 	n := &d.names
 	switch string(op) {
@@ -601,6 +600,7 @@ func (d *GoldenGate) namesOp(t *ggTop) bool {
 	return false
 }
 
+// opString returns op as a string, without a copy for the known op strings.
 func (d *GoldenGate) opString(op []byte) string {
 	n := &d.names
 	switch string(op) {
