@@ -19,15 +19,24 @@ type yamlConfig struct {
 }
 
 func loadYAMLConfig(r io.Reader) (kong.Resolver, error) {
+	values, err := readConfigValues(r)
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	return &yamlConfig{values: values}, nil
+}
+
+// readConfigValues reads a config file's keys, snake_case made kebab-case.
+func readConfigValues(r io.Reader) (map[string]any, error) {
 	var values map[string]any
 	if err := yaml.NewDecoder(r).Decode(&values); err != nil && err != io.EOF {
-		return nil, fmt.Errorf("config file: %w", err)
+		return nil, err
 	}
 	norm := map[string]any{}
 	for k, v := range values {
 		norm[strings.ReplaceAll(k, "_", "-")] = v
 	}
-	return &yamlConfig{values: norm}, nil
+	return norm, nil
 }
 
 func (c *yamlConfig) Validate(app *kong.Application) error {

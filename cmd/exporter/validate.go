@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
-	"go.yaml.in/yaml/v3"
 )
 
 type validateCmd struct{}
@@ -92,7 +92,7 @@ func (v *validateCmd) run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "exporter validate: config file from %s: %v\n", from, err)
 			return exitUsage
 		}
-		if err := yaml.Unmarshal(data, &file); err != nil {
+		if file, err = readConfigValues(bytes.NewReader(data)); err != nil {
 			fmt.Fprintf(stderr, "%s: not YAML: %v\n", path, err)
 			return exitUsage
 		}
@@ -154,16 +154,12 @@ func collectSettings(runNode *kong.Node, file map[string]any, flags []flagArg) (
 	}
 	var settings []*setting
 	var problems []string
-	norm := map[string]any{}
-	for k, val := range file {
-		norm[strings.ReplaceAll(k, "_", "-")] = val
-	}
-	for _, k := range slices.Sorted(maps.Keys(norm)) {
+	for _, k := range slices.Sorted(maps.Keys(file)) { // kebab-case already
 		if !known[k] {
 			problems = append(problems, fmt.Sprintf("%s: unknown key (keys are the long flag names of exporter run)", k))
 			continue
 		}
-		settings = append(settings, &setting{name: k, flag: k, key: true, value: norm[k]})
+		settings = append(settings, &setting{name: k, flag: k, key: true, value: file[k]})
 	}
 	for _, e := range slices.Sorted(maps.Keys(envFlag)) {
 		if _, ok := os.LookupEnv(e); ok {
