@@ -16,7 +16,9 @@ import (
 // (Recycling freed buffers here was tried and measured: most of the
 // encoder's garbage comes from arrow-go's own buffer pool, which this
 // allocator does not see, and buffers kept for reuse count against the
-// budget, so files got smaller and the run slower.)
+// budget, so files got smaller and the run slower. The columns of files
+// of packed rows are reused instead: the writer unpacks them into an
+// arena per encoding, sized to what a file needs; see writer/arena.go.)
 type countingAllocator struct {
 	memory.Allocator
 	inUse atomic.Int64

@@ -59,6 +59,7 @@ type buffer struct {
 	stageMem   []byte             // the stage's own memory, from the allocator
 	kinds      []arrowschema.Kind // of each table column: read per row, and the columns are cold
 	mem        memory.Allocator
+	colMem     *fileArena // set while the file is encoded, when its columns are made then
 	// packed holds the rows staged before, in order, after those in the
 	// columns (stage.go); scratch is the writer's, which packs them.
 	packed      []packedRows
@@ -213,7 +214,7 @@ func (b *buffer) makeColumns() {
 	if b.opTS != nil {
 		return
 	}
-	v, mem := b.version, b.mem
+	v, mem := b.version, b.columnMem()
 	text, integer := arrowschema.Type{Kind: arrowschema.KindString}, arrowschema.Type{Kind: arrowschema.KindInt64}
 	at := b.fieldColumn
 	b.opType, b.opTS = at(0, text), at(1, arrowschema.Type{Kind: arrowschema.KindTimestamp})
@@ -236,8 +237,17 @@ func (b *buffer) makeColumns() {
 
 // fieldColumn makes the column that buffers schema field i.
 func (b *buffer) fieldColumn(i int, t arrowschema.Type) *column {
-	b.fieldCols[i] = newColumn(b.mem, t)
+	b.fieldCols[i] = newColumn(b.columnMem(), t)
 	return b.fieldCols[i]
+}
+
+// columnMem is the allocator of the columns: the encoding's arena when
+// they are made from packed rows as the file is encoded (arena.go).
+func (b *buffer) columnMem() memory.Allocator {
+	if b.colMem != nil {
+		return b.colMem
+	}
+	return b.mem
 }
 
 // heldBytes is the memory the buffer's rows hold now.

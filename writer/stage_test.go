@@ -110,8 +110,8 @@ func TestStageKeepsEveryValue(t *testing.T) {
 // with one buffer open; buffers closed with rows still staged or packed
 // give all their memory back. With DeferEncode the packed rows are
 // unpacked by whichever goroutine encodes the file (here several at
-// once, while the writer goes on), and a file released unencoded frees
-// them too.
+// once, while the writer goes on, into the arenas they reuse), and a file
+// released unencoded frees them too.
 func TestManyOpenBuffersWriteTheSameFiles(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -167,6 +167,9 @@ func testManyOpenBuffers(t *testing.T, maxRows int, deferEncode bool) {
 	pending.Wait()
 	if deferEncode && packed == 0 {
 		t.Error("no file held packed rows")
+	}
+	if deferEncode && (len(w.arenas.free) == 0 || w.arenas.free[0].slab == nil) {
+		t.Error("no file's columns were unpacked into an arena's slab")
 	}
 	// Rows still staged or packed when the writer closes, and files that
 	// are released without being encoded.

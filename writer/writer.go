@@ -159,8 +159,9 @@ type Writer struct {
 	part       string
 	partCached bool
 
-	pack packScratch // the buffers' packing (stage.go)
-	own  Converted   // a record Append converts itself
+	pack   packScratch // the buffers' packing (stage.go)
+	arenas arenaPool   // where files of packed rows are unpacked (arena.go)
+	own    Converted   // a record Append converts itself
 }
 
 // converterPair is what Append needs per schema version, computed once.
@@ -566,6 +567,7 @@ func (w *Writer) Close() {
 		delete(w.buffers, k)
 	}
 	w.buffered = 0
+	w.arenas.close()
 }
 
 func (w *Writer) flush(b *buffer, reason string) (*File, error) {
@@ -698,6 +700,14 @@ func (f *File) Encode() error {
 	e := f.enc
 	f.enc = nil
 	if b := e.buf; b != nil {
+		if b.opTS == nil && e.w != nil {
+			// The columns are made now, from packed rows, and are
+			// garbage once the file is encoded: into an arena, taken
+			// back after the batch is released (below).
+			a := e.w.arenas.get(e.w.cfg.Allocator, int(e.w.cfg.MaxPackedBytes/4))
+			b.colMem = a
+			defer e.w.arenas.put(a)
+		}
 		e = e.w.prepare(b, e.conv)
 		b.release()
 	}
