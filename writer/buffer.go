@@ -50,16 +50,17 @@ type buffer struct {
 
 	// stage holds the rows not yet packed (or, with few buffers open,
 	// drained into the columns), from rowStarts on
-	// (stage.go); withBefore is drainStage's scratch.
-	stage      []byte
-	rowStarts  []int32
-	stagePrev  stagePrev
-	withBefore []bool
-	drainTS    []int64            // drainRows' scratch: the rows' op_ts
-	stageMem   []byte             // the stage's own memory, from the allocator
-	kinds      []arrowschema.Kind // of each table column: read per row, and the columns are cold
-	mem        memory.Allocator
-	colMem     *fileArena // set while the file is encoded, when its columns are made then
+	// (stage.go); beforeCur and beforeTS are drainBefore's scratch.
+	stage     []byte
+	rowStarts []int32
+	stagePrev stagePrev
+	beforeCur []int32
+	beforeTS  []int64
+	drainTS   []int64            // drainRows' scratch: the rows' op_ts
+	stageMem  []byte             // the stage's own memory, from the allocator
+	kinds     []arrowschema.Kind // of each table column: read per row, and the columns are cold
+	mem       memory.Allocator
+	colMem    *fileArena // set while the file is encoded, when its columns are made then
 	// packed holds the rows staged before, in order, after those in the
 	// columns (stage.go); scratch is the writer's, which packs them.
 	packed      []packedRows

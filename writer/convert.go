@@ -59,8 +59,12 @@ type imageConverter struct {
 	// images of a table list their fields in the same order, and checking
 	// the column in that place is cheaper than a lookup per field.
 	order []int
-	// names[i] is the name of column order[i], kept beside it: reading it
-	// through the version's columns cost a cache miss per field.
+	// names[i] is the i-th field's name in the last image, kept beside
+	// order: reading it through the version's columns cost a cache miss
+	// per field. It is the decoder's copy of the name, not the version's:
+	// decoders hand out one interned string per name, so the comparison
+	// is a pointer's and does not read the name's bytes, a second cache
+	// miss per field with hundreds of tables.
 	names []string
 	// cols[i] is what converting a value of column i needs, packed four
 	// to a cache line: with hundreds of tables interleaved, reading the
@@ -112,10 +116,10 @@ func (c *imageConverter) convert(im *cdc.Image, imageName string) error {
 			}
 			idx = j
 			if fi < len(c.order) {
-				c.order[fi], c.names[fi] = j, c.version.Columns[j].Name
+				c.order[fi], c.names[fi] = j, f.Name
 			} else if fi == len(c.order) && fi < 2*len(c.slots) {
 				c.order = append(c.order, j)
-				c.names = append(c.names, c.version.Columns[j].Name)
+				c.names = append(c.names, f.Name)
 			}
 		}
 		s := &c.slots[idx]

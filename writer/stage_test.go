@@ -23,7 +23,7 @@ var extremes = []int64{math.MinInt64, math.MinInt64 + 1, -1, 0, 1, math.MaxInt64
 // null and absent values, rows with and without before images, drains at
 // the row limit, at the byte limit and for rows longer than the stage.
 func TestStageKeepsEveryValue(t *testing.T) {
-	types := []string{"string", "binary", "int64", "float64", "decimal(20,3)", "boolean", "timestamp", "date"}
+	types := []string{"string", "binary", "int64", "float64", "decimal(20,3)", "boolean", "timestamp", "date", "string"} // a string last: an empty one ends the stage
 	hints := map[string]arrowschema.Type{}
 	md := cdc.TableMetadata{Table: "S.T"}
 	for i, name := range types {
