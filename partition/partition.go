@@ -20,7 +20,8 @@ import (
 //     of their own and no segment is a hidden file.
 //
 // '=' is escaped so that no table folder looks like a Hive partition. The
-// empty name has no segment: the caller must reject it.
+// empty name has no segment, and neither has a name whose segment would
+// be longer than MaxSegmentBytes: the caller must reject them.
 func TableSegment(table string) (string, error) {
 	if table == "" {
 		return "", errors.New("empty table name")
@@ -35,13 +36,35 @@ func TableSegment(table string) (string, error) {
 		}
 		fmt.Fprintf(&b, "%%%02X", c)
 	}
+	if b.Len() > MaxSegmentBytes {
+		return "", fmt.Errorf("table name %q makes a folder name of %d bytes (each byte that is not an ASCII letter, digit or _ - . $ # takes 3), more than the %d that file systems allow; rename the table at the source",
+			truncateName(table), b.Len(), MaxSegmentBytes)
+	}
 	return b.String(), nil
+}
+
+// MaxSegmentBytes is the longest table segment: a file or folder name has
+// at most 255 bytes on the common file systems (ext4, XFS, APFS, NTFS's
+// 255 UTF-16 units), and a segment is one such name, also in
+// _schemas/{segment}/. A longer one failed the upload of every round and
+// the recovery of every later run.
+const MaxSegmentBytes = 255
+
+// truncateName shortens a table name for an error message.
+func truncateName(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	return s[:80] + "..."
 }
 
 // ParseTableSegment reverses TableSegment. It rejects any segment that
 // TableSegment would not produce, so that two spellings never name one
 // table.
 func ParseTableSegment(seg string) (string, error) {
+	if len(seg) > MaxSegmentBytes {
+		return "", fmt.Errorf("table segment of %d bytes is longer than %d", len(seg), MaxSegmentBytes)
+	}
 	var b strings.Builder
 	for i := 0; i < len(seg); i++ {
 		c := seg[i]

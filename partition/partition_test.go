@@ -128,6 +128,62 @@ func TestTableSegmentRoundTripAndSafety(t *testing.T) {
 	}
 }
 
+// escapedLen is the length of name's segment: 3 bytes for each byte
+// TableSegment escapes.
+func escapedLen(name string) int {
+	n := 0
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case i == 0 && c == '.':
+			n += 3
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.IndexByte("_-.$#", c) >= 0:
+			n++
+		default:
+			n += 3
+		}
+	}
+	return n
+}
+
+// A segment is one file or folder name, at most 255 bytes on the common
+// file systems: a longer table name is refused, not written where no
+// upload or recovery can follow it.
+func TestTableSegmentLengthLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{strings.Repeat("A", 255), true},
+		{strings.Repeat("A", 256), false},
+		{strings.Repeat("S", 128) + "." + strings.Repeat("T", 126), true}, // 255
+		{strings.Repeat("S", 128) + "." + strings.Repeat("T", 128), false},
+		{"SALES." + strings.Repeat("表", 27), true},  // 6 + 27*9 = 249
+		{"SALES." + strings.Repeat("表", 28), false}, // 258
+		{" " + strings.Repeat("A", 252), true},      // 3 + 252
+		{" " + strings.Repeat("A", 253), false},
+	} {
+		seg, err := partition.TableSegment(tc.name)
+		if tc.ok != (err == nil) {
+			t.Errorf("TableSegment of a %d-byte name (segment of %d): %v, want ok=%v", len(tc.name), escapedLen(tc.name), err, tc.ok)
+			continue
+		}
+		if err == nil {
+			if len(seg) != escapedLen(tc.name) {
+				t.Errorf("segment of %d bytes, want %d", len(seg), escapedLen(tc.name))
+			}
+			if back, err := partition.ParseTableSegment(seg); err != nil || back != tc.name {
+				t.Errorf("round trip: %q, %v", back, err)
+			}
+		} else if !strings.Contains(err.Error(), "255") {
+			t.Errorf("error %q does not say the limit", err)
+		}
+	}
+	if _, err := partition.ParseTableSegment(strings.Repeat("A", 256)); err == nil {
+		t.Error("ParseTableSegment accepted a 256-byte segment")
+	}
+}
+
 func TestTableSegmentEmpty(t *testing.T) {
 	if seg, err := partition.TableSegment(""); err == nil {
 		t.Errorf("TableSegment(\"\") = %q, want an error", seg)
@@ -198,11 +254,13 @@ func FuzzTableSegment(f *testing.F) {
 	for _, s := range []string{"", "%2E", "%2e", "a%41", "%", "%C3%A9", "%2E.%2F..%2Fx"} {
 		f.Add(s)
 	}
+	f.Add(strings.Repeat("é", 42) + "x") // 253 bytes as a segment
+	f.Add(strings.Repeat("é", 43))       // 258
 	f.Fuzz(func(t *testing.T, name string) {
 		seg, err := partition.TableSegment(name)
-		if name == "" {
+		if name == "" || escapedLen(name) > partition.MaxSegmentBytes {
 			if err == nil {
-				t.Fatalf("TableSegment(\"\") = %q, want an error", seg)
+				t.Fatalf("TableSegment(%q) = %q, want an error", name, seg)
 			}
 		} else {
 			if err != nil {

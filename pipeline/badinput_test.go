@@ -199,6 +199,46 @@ func TestHostileTableNamesStayInsideTheSink(t *testing.T) {
 	}
 }
 
+// A table name too long for a folder (two 128-byte Oracle identifiers, or
+// fewer characters that take 9 bytes each escaped) sends its metadata, DDL
+// and DML to the dead letters as bad_table_name; the other tables' rows
+// are written, and the run, and a run again over the same input, succeed.
+func TestTableNamesTooLongForAFolderAreDeadLettered(t *testing.T) {
+	long := strings.Repeat("S", 128) + "." + strings.Repeat("T", 128)
+	wide := "SALES." + strings.Repeat("表", 42)
+	var lines []string
+	for _, n := range []string{long, wide} {
+		schema, object, _ := strings.Cut(n, ".")
+		lines = append(lines,
+			strings.Replace(ordersMeta, `"S.T"`, `"`+n+`"`, 1),
+			strings.Replace(dml("1", ""), `"S.T"`, `"`+n+`"`, 1),
+			`{"op_type":"DDL","op_ts":"2026-07-13T04:01:02Z","pos":"d","ddl":{"object":{"catalog":"","schema":"`+schema+`","object":"`+object+`"},"statement":"ALTER TABLE X ADD (Y NUMBER)"}}`)
+	}
+	lines = append(lines, ordersMeta, dml("2", ""), strings.Replace(dml("3", ""), `"S.T"`, `"`+long+`"`, 1))
+	p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join(lines, "\n"))
+	dir := t.TempDir()
+	for run := range 2 {
+		sum, err := export(t, dir, nil, p)
+		if err != nil {
+			t.Fatalf("run %d: %v", run+1, err)
+		}
+		if run == 0 && (sum.Rejected != 7 || sum.RowsByTable["S.T"] != 1) {
+			t.Errorf("run 1: %d rejected, rows %v; want 7 and S.T's one row", sum.Rejected, sum.RowsByTable)
+		}
+	}
+	dl := readDLQ(t, dir)
+	if len(dl) != 7 {
+		t.Fatalf("%d dead letters, want 7: %+v", len(dl), dl)
+	}
+	for _, l := range dl {
+		if l.Reason != "bad_table_name" || !strings.Contains(l.Error, "255") {
+			t.Errorf("dead letter at offset %d: %s: %s", l.Offset, l.Reason, l.Error)
+		}
+	}
+	rows := query(t, openDuck(t), `SELECT ID FROM `+lakeGlob(dir, "S.T"))
+	equalLines(t, "rows", rowStrings(rows), []string{"2"})
+}
+
 // TestOversizedRecordsKeepWhatFitsInTheDeadLetters: a record past
 // --max-record-bytes is dead-lettered with its size, whole when it fits
 // in what a dead letter keeps (and then not marked truncated), else its

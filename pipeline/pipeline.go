@@ -441,6 +441,9 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 			r.log.Info("stream metadata", "source", m.Position(), "record", string(rec.Body))
 		}
 	case cdc.ClassObjectMetadata:
+		if rej := checkTableName(rec.Table); rej != nil {
+			return r.reject(m, rec.Table, rej)
+		}
 		r.markReleased(catalog, rec.Table)
 		ev, err := catalog.ApplyMetadata(rec.Metadata, rec.Pos, rec.OpTS)
 		if err != nil {
@@ -455,6 +458,9 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 		}
 		return r.release(ctx, catalog, table, false)
 	case cdc.ClassDDL:
+		if rej := checkTableName(rec.Table); rej != nil {
+			return r.reject(m, rec.Table, rej)
+		}
 		ev, err := catalog.ApplyDDL(rec.Table, rec.DDL.Statement, rec.Pos, rec.OpTS)
 		if err != nil {
 			if rej, ok := cdc.AsReject(err); ok {
@@ -483,6 +489,13 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 					return nil // dead-lettered once, not held to be rejected again
 				}
 				return err
+			}
+		}
+		if v == nil {
+			// Its metadata was refused for the name, or is yet to come:
+			// not held for metadata that cannot be taken.
+			if rej := checkTableName(rec.Table); rej != nil {
+				return r.reject(m, rec.Table, rej)
 			}
 		}
 		if !replay && (v == nil || v.Hold || len(r.held[r.heldKey(m.Partition, rec.Table)]) > 0) {
@@ -521,6 +534,16 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 			return err
 		}
 		return r.keepBudget(ctx)
+	}
+	return nil
+}
+
+// checkTableName refuses a table whose name has no folder of the layout
+// (partition.TableSegment): its files could be neither written nor
+// recovered, and a failed round would stop the run and every later one.
+func checkTableName(table string) *cdc.RejectError {
+	if _, err := partition.TableSegment(table); err != nil {
+		return cdc.Rejectf(cdc.ReasonBadTableName, "%v", err)
 	}
 	return nil
 }
