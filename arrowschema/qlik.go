@@ -42,7 +42,7 @@ func QlikTypeOf(native string) (Type, SourceRange, error) {
 			// Unknown, wider than Decimal128 or a scale it cannot hold:
 			// keep the exact text, checked as a number.
 			r := SourceRange{NumericText: true}
-			if len(args) == 2 && p >= 1 {
+			if len(args) == 2 && p >= 1 && p <= maxCheckedPrecision && s >= -maxCheckedPrecision {
 				r.Precision, r.Scale = p, s
 			}
 			return Type{Kind: KindString}, r, nil
@@ -66,6 +66,13 @@ func QlikTypeOf(native string) (Type, SourceRange, error) {
 	// A type this exporter does not know yet: its text is always safe.
 	return Type{Kind: KindString}, SourceRange{}, nil
 }
+
+// maxCheckedPrecision is the widest NUMERIC whose values are checked
+// against its precision and scale, the widest a database declares
+// (PostgreSQL's 1000 digits): checking takes a buffer of the precision,
+// and metadata that claims more is not a number's description but a
+// mistake, whose values are still held to be decimal numbers.
+const maxCheckedPrecision = 1000
 
 // SourceRange is what values a source type can hold beyond what its lake
 // type says, so that a value it could not have held is refused rather

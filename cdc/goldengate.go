@@ -34,7 +34,7 @@ func (n GoldenGateNames) withDefaults() GoldenGateNames {
 			*s = d
 		}
 	}
-	def(&n.QualTable, "qual_table")
+	def(&n.QualTable, defaultQualTable)
 	def(&n.OpType, "op_type")
 	def(&n.OpTS, "op_ts")
 	def(&n.XID, "xid")
@@ -121,6 +121,9 @@ func (d *GoldenGate) Decode(data []byte, rec *Record) error {
 	return rec.checkText()
 }
 
+// defaultQualTable is the table name's field unless metaFields renames it.
+const defaultQualTable = "qual_table"
+
 type ggTop struct {
 	qualTable, opType, opTS, xid, pos           []byte
 	beforeIx, afterIx                           int // in jsonIndex.top, -1 when absent
@@ -134,6 +137,10 @@ type ggTop struct {
 	idValue                                     []byte
 	idType                                      jsonparser.ValueType
 	catalog, schema, table                      []byte
+	// defaultQual is qual_table's value when metaFields renamed the
+	// table's field (hasDefaultQual: a string).
+	defaultQual    []byte
+	hasDefaultQual bool
 }
 
 func (d *GoldenGate) decode(data []byte, rec *Record, depth int) error {
@@ -206,6 +213,8 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 			if vt == jsonparser.String {
 				t.table = value
 			}
+		case defaultQualTable: // last: a configured name that is qual_table is what it says
+			t.defaultQual, t.hasDefaultQual = value, vt == jsonparser.String
 		}
 	}
 
@@ -257,6 +266,7 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 		return nil
 	case "OBJECT_METADATA":
 		rec.Class = ClassObjectMetadata
+		t.useDefaultQual()
 		if err := d.table(&t, rec); err != nil {
 			return err
 		}
@@ -277,6 +287,7 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 		if err := d.ddl(t.ddl, rec); err != nil {
 			return err
 		}
+		t.useDefaultQual()
 		if t.hasQual {
 			if err := d.table(&t, rec); err != nil {
 				return err
@@ -322,6 +333,17 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 		return Rejectf(ReasonMissingImage, "%s record for %s has no %s image", rec.Op, rec.Table, want)
 	}
 	return nil
+}
+
+// useDefaultQual takes the table's name from qual_table when the
+// renamed field (metaFields.qualifiedTable) is absent. The rename is
+// documented for DML records; the metadata and DDL records' own field is
+// qual_table, and a stream that keeps it there must not lose the table's
+// metadata. DML stays strict: it names its table by the configured field.
+func (t *ggTop) useDefaultQual() {
+	if !t.hasQual && t.hasDefaultQual {
+		t.qualTable, t.hasQual = t.defaultQual, true
+	}
 }
 
 // table sets rec.Table from qual_table or, when the source was configured

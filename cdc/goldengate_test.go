@@ -851,7 +851,22 @@ func TestDecodeRenamedFields(t *testing.T) {
 		t.Errorf("Class=%v", rec.Class)
 	}
 
-	// The default names mean nothing to this decoder.
+	// Metadata and DDL records that keep the documented qual_table are
+	// read by it when the renamed field is absent; the renamed one wins.
+	rec = decodeOK(t, d, `{"operation":"OBJECT_METADATA","qual_table":"S.Q","columns":{"A":{"type":"number"}}}`)
+	if rec.Class != cdc.ClassObjectMetadata || rec.Table != "S.Q" || rec.Metadata.Table != "S.Q" {
+		t.Errorf("metadata with qual_table: Class=%v Table=%q", rec.Class, rec.Table)
+	}
+	rec = decodeOK(t, d, `{"qual_table":"S.OLD","operation":"OBJECT_METADATA","table_name":"S.NEW","columns":{"A":{"type":"number"}}}`)
+	if rec.Table != "S.NEW" {
+		t.Errorf("metadata with both names: Table=%q, want the renamed field's", rec.Table)
+	}
+	rec = decodeOK(t, d, `{"operation":"DDL","qual_table":"S.Q","ddl":{"object":{"schema":"S","object":"OTHER"},"statement":"x"}}`)
+	if rec.Class != cdc.ClassDDL || rec.Table != "S.Q" {
+		t.Errorf("DDL with qual_table: Class=%v Table=%q", rec.Class, rec.Table)
+	}
+
+	// The default names mean nothing to this decoder's DML.
 	wantReject(t, d, `{"table_name":"S.T","operation":"INSERT","ts":"2026-07-13T04:00:00Z","new":{"A":1}}`, cdc.ReasonUnknownOp)
 	wantReject(t, d, `{"qual_table":"S.T","operation":"I","ts":"2026-07-13T04:00:00Z","new":{"A":1}}`, cdc.ReasonBadTableName)
 	wantReject(t, d, `{"table_name":"S.T","op_type":"I","ts":"2026-07-13T04:00:00Z","new":{"A":1}}`, cdc.ReasonMissingField)

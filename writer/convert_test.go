@@ -706,6 +706,12 @@ func TestNumericTextIsANumberThatFits(t *testing.T) {
 		{"NUMERIC(5,-2)", []string{"12300", "9999900", "-100", "0", "1.23e4"}, []string{"12345", "10", "0.5", "10000000"}},
 		{"NUMERIC(0,0)", []string{"1.5", "-123456789012345678901234567890123456789012.5"}, []string{"x", "1.2.3"}},
 		{"NUMERIC", []string{"42"}, []string{"forty-two"}},
+		// Past any database's precision: checked as a number only, and
+		// with no buffer of that size (it panicked, out of range).
+		{"NUMERIC(999999999999999,1)", []string{"1.5", "-12345678901234567890123456789012345678901234567890"}, []string{"x", ""}},
+		{"NUMERIC(2147483648,1)", []string{"1.5"}, []string{"1.5.1"}},
+		{"NUMERIC(10,-999999999999)", []string{"1"}, []string{"one"}},
+		{"NUMERIC(1000,0)", []string{strings.Repeat("9", 1000)}, []string{strings.Repeat("9", 1001)}},
 	} {
 		typ, r, err := arrowschema.QlikTypeOf(c.native)
 		if err != nil || typ.Kind != arrowschema.KindString || !r.NumericText || !r.Bounded() {
