@@ -167,10 +167,10 @@ func sameNameButCase(cols []Column) (a, b string) {
 
 // MarkWritten records that DML came for v's table while v was in force,
 // so may be written under it. When refreshed metadata then gives a
-// provisional v other columns or types, it opens the next version instead
-// of replacing v under the same number: v's files keep the schema they
-// were written with, and every file of a version must match its _schemas
-// document.
+// provisional v other columns or types, or a schema record other types,
+// it opens the next version instead of replacing v under the same number:
+// v's files keep the schema they were written with, and every file of a
+// version must match its _schemas document.
 func (v *Version) MarkWritten() { v.written = true }
 
 // ColumnIndex returns the position of a table column in Columns.
@@ -239,12 +239,21 @@ func (c *Catalog) Current(table string) *Version {
 func (c *Catalog) Tables() int { return len(c.tables) }
 
 // ApplySchemaRecord caches a JSON Schema record by id. Records sent again
-// replace the earlier one. It does not change any version by itself: the
-// refined types take effect with the table's next metadata.
-func (c *Catalog) ApplySchemaRecord(id string, doc []byte) error {
+// replace the earlier one. A table whose version in force it now types
+// differently changes version at once (the events returned), as it would
+// with its next metadata: a version is always what its metadata and the
+// cached records build, which is how RestoreCatalog rebuilds it from a
+// checkpoint. Data Streams sends a table's schema record before the first
+// DML that needs it, which may be after the table's metadata.
+//
+// A version with no DML yet is replaced under its number (EventReplaced);
+// one with DML opens the next number when the types change
+// (EventOpened), so that its files keep the types they were written with.
+// A provisional version (after a DDL) waits for its refreshed metadata.
+func (c *Catalog) ApplySchemaRecord(id string, doc []byte) ([]*Event, error) {
 	info, err := c.opts.SchemaFields.Parse(id, doc)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, seen := c.schemas[id]; seen {
 		for i, o := range c.order {
@@ -256,7 +265,54 @@ func (c *Catalog) ApplySchemaRecord(id string, doc []byte) error {
 	}
 	c.schemas[id] = info
 	c.order = append(c.order, id)
-	return nil
+	if c.restoring || len(info.Columns) == 0 {
+		return nil, nil
+	}
+	var events []*Event
+	for _, table := range c.tablesTypedBy(info) {
+		if ev := c.retype(table); ev != nil {
+			events = append(events, ev)
+		}
+	}
+	return events, nil
+}
+
+// tablesTypedBy lists, sorted, the tables with a version whose columns
+// info now types: those it names or suffixes, unless a newer record
+// names them.
+func (c *Catalog) tablesTypedBy(info *JSONSchemaInfo) []string {
+	var tables []string
+	for table, st := range c.tables {
+		if st.current != nil && info.MatchesTable(table) && c.jsonSchemaFor(table) == info {
+			tables = append(tables, table)
+		}
+	}
+	sort.Strings(tables)
+	return tables
+}
+
+// retype rebuilds table's version in force from its metadata and the
+// cached schema records, and returns the event when that changes it.
+func (c *Catalog) retype(table string) *Event {
+	st := c.tables[table]
+	cur := st.current
+	if cur.Provisional {
+		return nil
+	}
+	next, err := c.build(cur.Metadata, st)
+	if err != nil || sameColumns(cur.Columns, next.Columns) {
+		// The metadata built once; what the record changes is types and
+		// nullability, which do not make it fail.
+		return nil
+	}
+	if cur.written && !sameTypes(cur.Columns, next.Columns) {
+		next.Number = cur.Number + 1
+		st.current = next
+		return &Event{Kind: EventOpened, Version: next, Previous: cur}
+	}
+	next.Number, next.DDL, next.OpenedAtPos, next.OpenedAtTS, next.written = cur.Number, cur.DDL, cur.OpenedAtPos, cur.OpenedAtTS, cur.written
+	st.current = next
+	return &Event{Kind: EventReplaced, Version: next, Previous: cur}
 }
 
 // ApplyMetadata takes an OBJECT_METADATA record. It returns an event when

@@ -537,7 +537,7 @@ func TestTypePrecedence(t *testing.T) {
 		{Name: "E", Type: "number"}, {Name: "F", Type: "string"}, {Name: "G", Type: "string"},
 	}}
 	c := NewCatalog(Options{Hints: map[string]Type{"S.T:A": {Kind: KindDecimal, Precision: 20, Scale: 4}}})
-	if err := c.ApplySchemaRecord("S.T", []byte(`{"id":"S.T","type":"object","properties":{"after":{"type":"object","properties":{
+	if _, err := c.ApplySchemaRecord("S.T", []byte(`{"id":"S.T","type":"object","properties":{"after":{"type":"object","properties":{
 		"A":{"type":"integer"},"B":{"type":"integer"},"E":{"type":["number","null"]},"F":{"type":["string","null"]},"G":{"type":"string"}}}}}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -601,7 +601,7 @@ func TestHintBeatsDDLAndDDLBeatsDefaultAfterDDL(t *testing.T) {
 
 func TestJSONSchemaRefinesTypesAndNullability(t *testing.T) {
 	c := NewCatalog(Options{})
-	if err := c.ApplySchemaRecord("urn:SALES.ORDERS", []byte(`{"id":"urn:SALES.ORDERS","type":"object","properties":{
+	if _, err := c.ApplySchemaRecord("urn:SALES.ORDERS", []byte(`{"id":"urn:SALES.ORDERS","type":"object","properties":{
 		"after":{"type":"object","properties":{
 		  "ORDER_ID":{"type":"integer"},
 		  "STATUS":{"type":["string","null"]},
@@ -617,7 +617,7 @@ func TestJSONSchemaRefinesTypesAndNullability(t *testing.T) {
 
 func TestJSONSchemaOfOtherTableIgnored(t *testing.T) {
 	c := NewCatalog(Options{})
-	if err := c.ApplySchemaRecord("SALES.ITEMS", []byte(`{"id":"SALES.ITEMS","type":"object","properties":{
+	if _, err := c.ApplySchemaRecord("SALES.ITEMS", []byte(`{"id":"SALES.ITEMS","type":"object","properties":{
 		"after":{"type":"object","properties":{"ORDER_ID":{"type":"integer"}}}}}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -627,46 +627,78 @@ func TestJSONSchemaOfOtherTableIgnored(t *testing.T) {
 	}
 }
 
-func TestJSONSchemaResentChangesTypesAtNextMetadata(t *testing.T) {
+// A schema record that types a table's version in force differently
+// changes it at once: replaced under its number while no DML came, the
+// next number once DML did (its files keep their types). The metadata
+// repeated unchanged afterwards changes nothing, and a restore from a
+// snapshot builds the very version in force.
+func TestJSONSchemaRecordRetypesTheVersionInForce(t *testing.T) {
 	c := NewCatalog(Options{})
 	schema := func(orderIDType string) []byte {
 		return []byte(`{"id":"SALES.ORDERS","type":"object","properties":{"after":{"type":"object","properties":{
 			"ORDER_ID":{"type":"` + orderIDType + `"}}}}}`)
 	}
-	if err := c.ApplySchemaRecord("SALES.ORDERS", schema("integer")); err != nil {
-		t.Fatal(err)
+	retype := func(typ string) []*Event {
+		t.Helper()
+		evs, err := c.ApplySchemaRecord("SALES.ORDERS", schema(typ))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs
 	}
+	// Metadata first, as Data Streams may send it: float64 from "number".
 	v1 := mustMetadata(t, c, ordersMD(), "p1").Version
-	if v1.Columns[0].Type != tInt {
+	if v1.Columns[0].Type != tFloat {
 		t.Fatalf("v1 ORDER_ID %v", v1.Columns[0].Type)
 	}
-	// Sent again with another type: no change by itself...
-	if err := c.ApplySchemaRecord("SALES.ORDERS", schema("string")); err != nil {
+	evs := retype("integer")
+	if len(evs) != 1 || evs[0].Kind != EventReplaced || evs[0].Version.Number != 1 || evs[0].Version.Columns[0].Type != tInt {
+		t.Fatalf("schema record before any DML: %+v, want v1 replaced with int64", evs)
+	}
+	if c.Current("SALES.ORDERS") != evs[0].Version {
+		t.Fatal("the replaced version is not in force")
+	}
+	if ev := mustMetadata(t, c, ordersMD(), "p1"); ev != nil {
+		t.Fatalf("metadata repeated after the schema record: %+v, want no change", ev)
+	}
+	if evs := retype("integer"); len(evs) != 0 {
+		t.Fatalf("the same record again: %+v", evs)
+	}
+	c.Current("SALES.ORDERS").MarkWritten()
+	evs = retype("string")
+	if len(evs) != 1 || evs[0].Kind != EventOpened || evs[0].Version.Number != 2 || evs[0].Version.Columns[0].Type != tString {
+		t.Fatalf("schema record after DML: %+v, want v2 with string", evs)
+	}
+	restored, err := RestoreCatalog(Options{}, c.Snapshot())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Current("SALES.ORDERS") != v1 || v1.Columns[0].Type != tInt {
-		t.Fatal("a schema record changed the current version by itself")
+	if got, want := restored.Current("SALES.ORDERS"), c.Current("SALES.ORDERS"); got.Number != want.Number || !sameColumns(got.Columns, want.Columns) {
+		t.Errorf("restored v%d %v, in force v%d %v", got.Number, got.Columns, want.Number, want.Columns)
 	}
-	// ...but the next metadata (even unchanged) opens a version with it.
-	ev := mustMetadata(t, c, ordersMD(), "p2")
-	if ev == nil || ev.Kind != EventOpened || ev.Version.Number != 2 {
-		t.Fatalf("event %+v", ev)
+	// A version waiting for its refreshed metadata takes the types then.
+	mustDDL(t, c, "SALES.ORDERS", "ALTER TABLE SALES.ORDERS ADD (NOTE VARCHAR2(10))", "p3")
+	if evs := retype("integer"); len(evs) != 0 {
+		t.Fatalf("schema record for a provisional version: %+v", evs)
 	}
-	if ev.Version.Columns[0].Type != tString {
-		t.Errorf("v2 ORDER_ID %v, want string", ev.Version.Columns[0].Type)
+	md := ordersMD()
+	md.Columns = append(md.Columns, cdc.Column{Name: "NOTE", Type: "string", Nullable: true})
+	ev := mustMetadata(t, c, md, "p4")
+	if ev == nil || ev.Version.Number != 3 || ev.Version.Columns[0].Type != tInt {
+		t.Fatalf("refresh after the DDL: %+v, want v3 with int64", ev)
 	}
 }
 
 func TestNewestMatchingJSONSchemaWins(t *testing.T) {
 	c := NewCatalog(Options{})
-	if err := c.ApplySchemaRecord("a", []byte(`{"id":"a","title":"SALES.ORDERS","properties":{"after":{"properties":{"ORDER_ID":{"type":"integer"}}}}}`)); err != nil {
+	if _, err := c.ApplySchemaRecord("a", []byte(`{"id":"a","title":"SALES.ORDERS","properties":{"after":{"properties":{"ORDER_ID":{"type":"integer"}}}}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.ApplySchemaRecord("b", []byte(`{"id":"b","properties":{"qual_table":{"const":"SALES.ORDERS"},"after":{"properties":{"ORDER_ID":{"type":"boolean"}}}}}`)); err != nil {
+	if _, err := c.ApplySchemaRecord("b", []byte(`{"id":"b","properties":{"qual_table":{"const":"SALES.ORDERS"},"after":{"properties":{"ORDER_ID":{"type":"boolean"}}}}}`)); err != nil {
 		t.Fatal(err)
 	}
 	// A schema without images that matches must not hide the others.
-	if err := c.ApplySchemaRecord("SALES.ORDERS", []byte(`{"id":"SALES.ORDERS","properties":{"op_type":{"type":"string"}}}`)); err != nil {
+	if _, err := c.ApplySchemaRecord("SALES.ORDERS", []byte(`{"id":"SALES.ORDERS","properties":{"op_type":{"type":"string"}}}`)); err != nil {
 		t.Fatal(err)
 	}
 	v := mustMetadata(t, c, ordersMD(), "p1").Version
@@ -674,18 +706,18 @@ func TestNewestMatchingJSONSchemaWins(t *testing.T) {
 		t.Errorf("ORDER_ID %v, want boolean from the newest schema", v.Columns[0].Type)
 	}
 	// Re-sending "a" makes it the newest.
-	if err := c.ApplySchemaRecord("a", []byte(`{"id":"a","title":"SALES.ORDERS","properties":{"after":{"properties":{"ORDER_ID":{"type":"integer"}}}}}`)); err != nil {
+	evs, err := c.ApplySchemaRecord("a", []byte(`{"id":"a","title":"SALES.ORDERS","properties":{"after":{"properties":{"ORDER_ID":{"type":"integer"}}}}}`))
+	if err != nil {
 		t.Fatal(err)
 	}
-	ev := mustMetadata(t, c, ordersMD(), "p2")
-	if ev == nil || ev.Version.Columns[0].Type != tInt {
-		t.Errorf("after re-send: %+v", ev)
+	if len(evs) != 1 || evs[0].Version.Columns[0].Type != tInt {
+		t.Errorf("after re-send: %+v", evs)
 	}
 }
 
 func TestApplySchemaRecordRejectsBadJSON(t *testing.T) {
 	c := NewCatalog(Options{})
-	if err := c.ApplySchemaRecord("x", []byte(`{not json`)); err == nil {
+	if _, err := c.ApplySchemaRecord("x", []byte(`{not json`)); err == nil {
 		t.Error("bad schema record accepted")
 	}
 }
@@ -863,7 +895,7 @@ func TestParseHintsErrors(t *testing.T) {
 
 func TestVersionsDateAndTimestampKinds(t *testing.T) {
 	c := NewCatalog(Options{})
-	if err := c.ApplySchemaRecord("T", []byte(`{"id":"T","properties":{"after":{"properties":{
+	if _, err := c.ApplySchemaRecord("T", []byte(`{"id":"T","properties":{"after":{"properties":{
 		"D":{"type":"string","format":"date"},"TS":{"type":["string","null"],"format":"date-time"}}}}}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -1011,10 +1043,10 @@ func TestJSONSchemaOfTheTableWinsOverALongerName(t *testing.T) {
 	schema := func(id, noteType string) []byte {
 		return []byte(`{"$schema":"http://json-schema.org/draft-04/schema#","id":"` + id + `","type":"object","properties":{"after":{"type":"object","properties":{"ID":{"type":"integer"},"NOTE":{"type":["` + noteType + `","null"],"format":"date-time"}}}}}`)
 	}
-	if err := c.ApplySchemaRecord("SALES.ORDERS", schema("SALES.ORDERS", "string")); err != nil {
+	if _, err := c.ApplySchemaRecord("SALES.ORDERS", schema("SALES.ORDERS", "string")); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.ApplySchemaRecord("PDB1.SALES.ORDERS", schema("PDB1.SALES.ORDERS", "boolean")); err != nil {
+	if _, err := c.ApplySchemaRecord("PDB1.SALES.ORDERS", schema("PDB1.SALES.ORDERS", "boolean")); err != nil {
 		t.Fatal(err)
 	}
 	mustMetadata(t, c, cdc.TableMetadata{Table: "SALES.ORDERS", Columns: []cdc.Column{

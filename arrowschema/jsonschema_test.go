@@ -321,7 +321,7 @@ func TestJSONSchemaUnderConfiguredNames(t *testing.T) {
 	}
 
 	c := NewCatalog(Options{SchemaFields: SchemaFields{After: "new_image", Before: "old_image", QualTable: "tbl"}})
-	if err := c.ApplySchemaRecord("x", doc); err != nil {
+	if _, err := c.ApplySchemaRecord("x", doc); err != nil {
 		t.Fatal(err)
 	}
 	v := mustMetadata(t, c, cdc.TableMetadata{Table: "S.T", Columns: []cdc.Column{{Name: "A", Type: "number"}, {Name: "B", Type: "string"}}}, "p1").Version

@@ -64,7 +64,7 @@ func RestoreCatalog(opts Options, s Snapshot) (*Catalog, error) {
 	c.restoring = true
 	defer func() { c.restoring = false }()
 	for _, sc := range s.Schemas {
-		if err := c.ApplySchemaRecord(sc.ID, sc.Doc); err != nil {
+		if _, err := c.ApplySchemaRecord(sc.ID, sc.Doc); err != nil {
 			return nil, fmt.Errorf("restore schema record %q: %w", sc.ID, err)
 		}
 	}

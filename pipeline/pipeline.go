@@ -432,8 +432,14 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 	catalog := r.catalog(m.Partition)
 	switch rec.Class {
 	case cdc.ClassSchema:
-		if err := catalog.ApplySchemaRecord(rec.SchemaID, rec.Body); err != nil {
+		events, err := catalog.ApplySchemaRecord(rec.SchemaID, rec.Body)
+		if err != nil {
 			return r.reject(m, "", cdc.Rejectf(cdc.ReasonBadMetadata, "%v", err))
+		}
+		for _, ev := range events {
+			if err := r.schemaEvent(ctx, ev); err != nil {
+				return err
+			}
 		}
 	case cdc.ClassStreamMetadata:
 		if string(r.stream) != string(rec.Body) {
@@ -471,9 +477,10 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 		return r.schemaEvent(ctx, ev)
 	case cdc.ClassDML:
 		v := catalog.Current(rec.Table)
-		if v != nil && v.Provisional && !v.Hold {
+		if v != nil && !v.Hold {
 			// Marked on every run alike, the row skipped below or not, so
-			// that a replay of the refresh opens the same version.
+			// that a replay of the refresh (or of a schema record that
+			// retypes the table) opens the same version.
 			v.MarkWritten()
 		}
 		if ps := r.parts[m.Partition]; ps != nil && m.Offset <= ps.cp.Offset {

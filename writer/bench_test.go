@@ -143,7 +143,7 @@ func benchTableRecords(b testing.TB, n, tables, columns, maxColumns int) []versi
 		}
 		switch r.Class {
 		case cdc.ClassSchema:
-			if err := cat.ApplySchemaRecord(r.SchemaID, r.Body); err != nil {
+			if _, err := cat.ApplySchemaRecord(r.SchemaID, r.Body); err != nil {
 				b.Fatal(err)
 			}
 		case cdc.ClassObjectMetadata:
