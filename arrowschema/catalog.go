@@ -173,6 +173,10 @@ func sameNameButCase(cols []Column) (a, b string) {
 // version must match its _schemas document.
 func (v *Version) MarkWritten() { v.written = true }
 
+// Written reports whether MarkWritten was called for v (or for the
+// version it replaced under the same number).
+func (v *Version) Written() bool { return v.written }
+
 // ColumnIndex returns the position of a table column in Columns.
 func (v *Version) ColumnIndex(name string) (int, bool) {
 	i, ok := v.index[name]

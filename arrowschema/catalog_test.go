@@ -402,7 +402,7 @@ func TestDDLNotUnderstoodHolds(t *testing.T) {
 	// Same columns after all: completion clears Hold on the same Version.
 	c2 := NewCatalog(Options{})
 	mustMetadata(t, c2, ordersMD(), "p1")
-	held := mustDDL(t, c2, "SALES.ORDERS", "ALTER TABLE SALES.ORDERS MOVE TABLESPACE X", "p2").Version
+	held := mustDDL(t, c2, "SALES.ORDERS", "ALTER TABLE SALES.ORDERS SOMETHING UNPARSEABLE", "p2").Version
 	if !held.Hold {
 		t.Fatal("not held")
 	}

@@ -256,6 +256,9 @@ func (p *ddlParser) qualifiedName() {
 }
 
 func (p *ddlParser) alter() ParsedDDL {
+	if p.noColumnClause() {
+		return ParsedDDL{Understood: true}
+	}
 	var alters []Alteration
 	for {
 		switch {
@@ -346,6 +349,40 @@ func (p *ddlParser) alter() ParsedDDL {
 			return ParsedDDL{}
 		}
 	}
+}
+
+// noColumnWords start the ALTER TABLE clauses that change storage,
+// logging, row movement, triggers, constraints' state or caching, and no
+// column. Data Streams need not refresh a table's metadata after them, so
+// DML that waited for the refresh waited for nothing: each row until a
+// hold limit, the table's checkpoints pushed out by as much.
+var noColumnWords = map[string]bool{
+	"ENABLE": true, "DISABLE": true, "MOVE": true, "SHRINK": true, "LOGGING": true, "NOLOGGING": true,
+	"PARALLEL": true, "NOPARALLEL": true, "CACHE": true, "NOCACHE": true, "COMPRESS": true, "NOCOMPRESS": true,
+	"ROW": true, "ALLOCATE": true, "DEALLOCATE": true, "READ": true, "PCTFREE": true, "PCTUSED": true,
+	"INITRANS": true, "MAXTRANS": true, "STORAGE": true, "FLASHBACK": true, "NO": true,
+	"SPLIT": true, "MERGE": true, "EXCHANGE": true, "COALESCE": true, "TRUNCATE": true,
+}
+
+// noColumnClause reports whether the ALTER TABLE at p changes no column:
+// it starts with one of noColumnWords or works on partitions (ADD, DROP,
+// MODIFY, RENAME ... PARTITION), and names no column (COLUMN, COLUMNS).
+func (p *ddlParser) noColumnClause() bool {
+	first := p.peek()
+	if first.quoted || first.punct != 0 {
+		return false
+	}
+	partitions := p.i+1 < len(p.toks) && !p.toks[p.i+1].quoted &&
+		(p.toks[p.i+1].text == "PARTITION" || p.toks[p.i+1].text == "SUBPARTITION")
+	if !noColumnWords[first.text] && !partitions {
+		return false
+	}
+	for _, t := range p.toks[p.i:] {
+		if !t.quoted && (t.text == "COLUMN" || t.text == "COLUMNS") {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *ddlParser) constraintStart() bool {

@@ -77,8 +77,10 @@ type Checkpoint struct {
 	Owner string `json:"owner,omitempty"`
 	// WrittenVersions, for sources that save no Catalog (files, replayed
 	// from their beginning), are the provisional schema versions that DML
-	// released by a hold limit (or by a commit) was written under. Whether
-	// that happened depends on time and limits, not on the records, so a
+	// was written under: released by a hold limit (or by a commit), or
+	// read from an input file before the refresh in another. Whether
+	// that happened depends on time, limits and the order files are read
+	// in, not on the records of one file, so a
 	// replay that skips those rows as durable cannot tell: it marks these
 	// versions written again, so that their refresh opens the same next
 	// version instead of replacing them. Left out when empty; a version of

@@ -481,6 +481,14 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 			// Marked on every run alike, the row skipped below or not, so
 			// that a replay of the refresh (or of a schema record that
 			// retypes the table) opens the same version.
+			if v.Provisional && !v.Written() && !r.perPartition {
+				// With several input files, whether these rows come
+				// before the refresh depends on the order the files are
+				// read in: a rerun that reads a grown file's refresh
+				// first must still know (markReleased), so the
+				// checkpoints say it, as for rows a hold limit released.
+				r.released[versionMark(v)] = true
+			}
 			v.MarkWritten()
 		}
 		if ps := r.parts[m.Partition]; ps != nil && m.Offset <= ps.cp.Offset {
@@ -647,7 +655,8 @@ func versionMark(v *arrowschema.Version) checkpoint.VersionMark {
 
 // markReleased marks the version in force for table written, before its
 // refresh is applied, when it is provisional and an earlier run (or this
-// one) wrote DML that a hold limit released under it: a replay that
+// one) wrote DML under it, released by a hold limit or read from another
+// input file: a replay that
 // skipped those rows as durable then opens the same next version as that
 // run did, instead of replacing the version its files were written with.
 // (Kafka partitions need none of this: their checkpoints keep the whole

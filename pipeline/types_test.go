@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/syncbuf"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 )
 
@@ -202,6 +204,33 @@ func TestSchemaRecordAfterMetadataTypesTheVersionInForce(t *testing.T) {
 	}
 }
 
+// A DDL that changes no column (row movement, storage, partitions) holds
+// no DML: Data Streams need not refresh the metadata after it, and each
+// row waited for a hold limit.
+func TestDDLThatChangesNoColumnHoldsNothing(t *testing.T) {
+	lines := []string{ordersMeta,
+		`{"op_type":"DDL","op_ts":"2026-07-13T04:01:00Z","pos":"d1","ddl":{"object":{"catalog":"","schema":"S","object":"T"},"statement":"ALTER TABLE S.T ENABLE ROW MOVEMENT"}}`}
+	var want []string
+	for i := 1; i <= 10; i++ {
+		lines = append(lines, dml(fmt.Sprint(i), ""))
+		want = append(want, fmt.Sprintf("%d|2", i))
+	}
+	dir := t.TempDir()
+	var logs syncbuf.Buffer
+	sum, err := export(t, dir, func(c *pipeline.Config) {
+		c.HoldMaxRecords = 2
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	}, writeFile(t, t.TempDir(), "in.jsonl", strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "holding DML") || sum.Rejected != 0 {
+		t.Errorf("%d rejected, log:\n%s\nwant nothing held", sum.Rejected, logs.String())
+	}
+	rows := query(t, openDuck(t), `SELECT ID, schema_version FROM `+lakeGlob(dir, "S.T")+` ORDER BY ID`)
+	equalLines(t, "rows", rowStrings(rows), want)
+}
+
 // TestForcedReleaseUnderAHoldingVersionOpensTheNext: DML held after a DDL
 // that is not understood, and released by a hold limit before the refresh,
 // is written under the holding version's columns; the refresh, with a new
@@ -215,7 +244,7 @@ func TestForcedReleaseUnderAHoldingVersionOpensTheNext(t *testing.T) {
 	}
 	lines := []string{
 		meta(""),
-		`{"op_type":"DDL","op_ts":"2026-07-13T04:00:00Z","xid":"x","pos":"d1","ddl":{"object":{"catalog":"","schema":"S","object":"H"},"statement":"ALTER TABLE S.H SPLIT PARTITION P1 AT (5)"}}`,
+		`{"op_type":"DDL","op_ts":"2026-07-13T04:00:00Z","xid":"x","pos":"d1","ddl":{"object":{"catalog":"","schema":"S","object":"H"},"statement":"ALTER TABLE S.H SOMETHING UNPARSEABLE"}}`,
 		row("1", ""), row("2", ""), row("3", ""),
 		meta(`,"Z":{"type":"string","null":true,"key":false}`),
 		row("4", `,"Z":"z"`),
@@ -245,7 +274,7 @@ func TestRerunKeepsTheVersionsAHoldLimitWrote(t *testing.T) {
 	row := func(id, extra string) string {
 		return `{"qual_table":"S.H","op_type":"INSERT","op_ts":"2026-07-13T04:00:0` + id + `Z","xid":"x","pos":"p` + id + `","after":{"ID":` + id + extra + `}}`
 	}
-	ddl := `{"op_type":"DDL","op_ts":"2026-07-13T04:00:00Z","xid":"x","pos":"d1","ddl":{"object":{"catalog":"","schema":"S","object":"H"},"statement":"ALTER TABLE S.H SPLIT PARTITION P1 AT (5)"}}`
+	ddl := `{"op_type":"DDL","op_ts":"2026-07-13T04:00:00Z","xid":"x","pos":"d1","ddl":{"object":{"catalog":"","schema":"S","object":"H"},"statement":"ALTER TABLE S.H SOMETHING UNPARSEABLE"}}`
 	withZ := meta(`,"Z":{"type":"string","null":true,"key":false}`)
 	held := []string{meta(""), ddl, row("1", ""), row("2", ""), row("3", "")}
 	refreshed := slices.Concat(held, []string{withZ, row("4", `,"Z":"z"`)})
@@ -377,12 +406,20 @@ func checkFilesMatchSchemas(t *testing.T, dir, table string, docs map[int]string
 // rerun must already know the mark, from every input file's checkpoint,
 // or it replaces the version b's files were written under.
 func TestRerunKnowsEveryFilesMarksBeforeReading(t *testing.T) {
+	// Not understood: b's rows wait for a hold limit, the end of the
+	// input. Understood, changing no column: they are written at once.
+	for _, stmt := range []string{"ALTER TABLE S.H SOMETHING UNPARSEABLE", "ALTER TABLE S.H SPLIT PARTITION P1 AT (5)"} {
+		t.Run(stmt, func(t *testing.T) { rerunKnowsEveryFilesMarks(t, stmt) })
+	}
+}
+
+func rerunKnowsEveryFilesMarks(t *testing.T, stmt string) {
 	meta := `{"op_type":"OBJECT_METADATA","qual_table":"S.H","columns":{"ID":{"type":"number","null":false,"key":true}}}`
 	withZ := `{"op_type":"OBJECT_METADATA","qual_table":"S.H","columns":{"ID":{"type":"number","null":false,"key":true},"Z":{"type":"string","null":true,"key":false}}}`
 	row := func(id, extra string) string {
 		return `{"qual_table":"S.H","op_type":"INSERT","op_ts":"2026-07-13T04:00:0` + id + `Z","xid":"x","pos":"p` + id + `","after":{"ID":` + id + extra + `}}`
 	}
-	ddl := `{"op_type":"DDL","op_ts":"2026-07-13T04:00:00Z","xid":"x","pos":"d1","ddl":{"object":{"catalog":"","schema":"S","object":"H"},"statement":"ALTER TABLE S.H SPLIT PARTITION P1 AT (5)"}}`
+	ddl := `{"op_type":"DDL","op_ts":"2026-07-13T04:00:00Z","xid":"x","pos":"d1","ddl":{"object":{"catalog":"","schema":"S","object":"H"},"statement":"` + stmt + `"}}`
 	in, dir := t.TempDir(), t.TempDir()
 	lines := func(l ...string) string { return strings.Join(l, "\n") + "\n" }
 	a := writeFile(t, in, "a.jsonl", lines(meta, ddl))
