@@ -167,10 +167,10 @@ func sameNameButCase(cols []Column) (a, b string) {
 
 // MarkWritten records that DML came for v's table while v was in force,
 // so may be written under it. When refreshed metadata then gives a
-// provisional v other columns or types, or a schema record other types,
-// it opens the next version instead of replacing v under the same number:
-// v's files keep the schema they were written with, and every file of a
-// version must match its _schemas document.
+// provisional v other columns or types, it opens the next version instead
+// of replacing v under the same number: v's files keep the schema they
+// were written with, and every file of a version must match its _schemas
+// document.
 func (v *Version) MarkWritten() { v.written = true }
 
 // Written reports whether MarkWritten was called for v (or for the
@@ -243,23 +243,26 @@ func (c *Catalog) Current(table string) *Version {
 func (c *Catalog) Tables() int { return len(c.tables) }
 
 // ApplySchemaRecord caches a JSON Schema record by id. Records sent again
-// replace the earlier one. A table whose version in force it now types
-// differently changes version at once (the events returned), as it would
-// with its next metadata: a version is always what its metadata and the
-// cached records build, which is how RestoreCatalog rebuilds it from a
-// checkpoint. Data Streams sends a table's schema record before the first
-// DML that needs it, which may be after the table's metadata.
+// replace the earlier one. A table whose version in force the cached
+// records now type differently opens the next version at once (the events
+// returned), as its next metadata would: a version is always what its
+// metadata and the cached records build, which is how RestoreCatalog
+// rebuilds it from a checkpoint. Data Streams sends a table's schema
+// record before the first DML that needs it, which may be after the
+// table's metadata; that version then has no files.
 //
-// A version with no DML yet is replaced under its number (EventReplaced);
-// one with DML opens the next number when the types change
-// (EventOpened), so that its files keep the types they were written with.
-// A provisional version (after a DDL) waits for its refreshed metadata.
+// The next version opens whether or not DML came under the one in force:
+// replacing a version with no DML under its number would depend on what
+// a rerun cannot see (DML held, then skipped as durable), and on output
+// written before this rule. A provisional version (after a DDL) waits for
+// its refreshed metadata.
 func (c *Catalog) ApplySchemaRecord(id string, doc []byte) ([]*Event, error) {
 	info, err := c.opts.SchemaFields.Parse(id, doc)
 	if err != nil {
 		return nil, err
 	}
-	if _, seen := c.schemas[id]; seen {
+	old, seen := c.schemas[id]
+	if seen {
 		for i, o := range c.order {
 			if o == id {
 				c.order = append(c.order[:i], c.order[i+1:]...)
@@ -269,11 +272,11 @@ func (c *Catalog) ApplySchemaRecord(id string, doc []byte) ([]*Event, error) {
 	}
 	c.schemas[id] = info
 	c.order = append(c.order, id)
-	if c.restoring || len(info.Columns) == 0 {
+	if c.restoring {
 		return nil, nil
 	}
 	var events []*Event
-	for _, table := range c.tablesTypedBy(info) {
+	for _, table := range c.tablesMatching(info, old) {
 		if ev := c.retype(table); ev != nil {
 			events = append(events, ev)
 		}
@@ -281,13 +284,12 @@ func (c *Catalog) ApplySchemaRecord(id string, doc []byte) ([]*Event, error) {
 	return events, nil
 }
 
-// tablesTypedBy lists, sorted, the tables with a version whose columns
-// info now types: those it names or suffixes, unless a newer record
-// names them.
-func (c *Catalog) tablesTypedBy(info *JSONSchemaInfo) []string {
+// tablesMatching lists, sorted, the tables with a version that a schema
+// record matches, the new one or the one it replaced (old, maybe nil).
+func (c *Catalog) tablesMatching(info, old *JSONSchemaInfo) []string {
 	var tables []string
 	for table, st := range c.tables {
-		if st.current != nil && info.MatchesTable(table) && c.jsonSchemaFor(table) == info {
+		if st.current != nil && (info.MatchesTable(table) || old != nil && old.MatchesTable(table)) {
 			tables = append(tables, table)
 		}
 	}
@@ -296,7 +298,7 @@ func (c *Catalog) tablesTypedBy(info *JSONSchemaInfo) []string {
 }
 
 // retype rebuilds table's version in force from its metadata and the
-// cached schema records, and returns the event when that changes it.
+// cached schema records, and opens the next version when that changes it.
 func (c *Catalog) retype(table string) *Event {
 	st := c.tables[table]
 	cur := st.current
@@ -305,18 +307,13 @@ func (c *Catalog) retype(table string) *Event {
 	}
 	next, err := c.build(cur.Metadata, st)
 	if err != nil || sameColumns(cur.Columns, next.Columns) {
-		// The metadata built once; what the record changes is types and
+		// The metadata built once; what a record changes is types and
 		// nullability, which do not make it fail.
 		return nil
 	}
-	if cur.written && !sameTypes(cur.Columns, next.Columns) {
-		next.Number = cur.Number + 1
-		st.current = next
-		return &Event{Kind: EventOpened, Version: next, Previous: cur}
-	}
-	next.Number, next.DDL, next.OpenedAtPos, next.OpenedAtTS, next.written = cur.Number, cur.DDL, cur.OpenedAtPos, cur.OpenedAtTS, cur.written
+	next.Number = cur.Number + 1
 	st.current = next
-	return &Event{Kind: EventReplaced, Version: next, Previous: cur}
+	return &Event{Kind: EventOpened, Version: next, Previous: cur}
 }
 
 // ApplyMetadata takes an OBJECT_METADATA record. It returns an event when

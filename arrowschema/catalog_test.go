@@ -628,64 +628,67 @@ func TestJSONSchemaOfOtherTableIgnored(t *testing.T) {
 }
 
 // A schema record that types a table's version in force differently
-// changes it at once: replaced under its number while no DML came, the
-// next number once DML did (its files keep their types). The metadata
-// repeated unchanged afterwards changes nothing, and a restore from a
-// snapshot builds the very version in force.
+// opens the next version at once, with DML under the one in force or not
+// (what a rerun could not tell); the same record again, and the metadata
+// repeated afterwards, change nothing; a record re-sent under its id
+// without column types retypes the table back; a restore from a snapshot
+// builds the very version in force.
 func TestJSONSchemaRecordRetypesTheVersionInForce(t *testing.T) {
 	c := NewCatalog(Options{})
 	schema := func(orderIDType string) []byte {
 		return []byte(`{"id":"SALES.ORDERS","type":"object","properties":{"after":{"type":"object","properties":{
 			"ORDER_ID":{"type":"` + orderIDType + `"}}}}}`)
 	}
-	retype := func(typ string) []*Event {
+	apply := func(doc []byte) []*Event {
 		t.Helper()
-		evs, err := c.ApplySchemaRecord("SALES.ORDERS", schema(typ))
+		evs, err := c.ApplySchemaRecord("SALES.ORDERS", doc)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return evs
+	}
+	want := func(what string, evs []*Event, number int, typ Type) {
+		t.Helper()
+		if len(evs) != 1 || evs[0].Kind != EventOpened || evs[0].Version.Number != number || evs[0].Version.Columns[0].Type != typ {
+			t.Fatalf("%s: %+v, want v%d opened with %v", what, evs, number, typ)
+		}
+		if c.Current("SALES.ORDERS") != evs[0].Version {
+			t.Fatalf("%s: the version opened is not in force", what)
+		}
+		restored, err := RestoreCatalog(Options{}, c.Snapshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := restored.Current("SALES.ORDERS"); got.Number != number || !sameColumns(got.Columns, evs[0].Version.Columns) {
+			t.Errorf("%s: restored v%d %v, in force v%d %v", what, got.Number, got.Columns, number, evs[0].Version.Columns)
+		}
 	}
 	// Metadata first, as Data Streams may send it: float64 from "number".
 	v1 := mustMetadata(t, c, ordersMD(), "p1").Version
 	if v1.Columns[0].Type != tFloat {
 		t.Fatalf("v1 ORDER_ID %v", v1.Columns[0].Type)
 	}
-	evs := retype("integer")
-	if len(evs) != 1 || evs[0].Kind != EventReplaced || evs[0].Version.Number != 1 || evs[0].Version.Columns[0].Type != tInt {
-		t.Fatalf("schema record before any DML: %+v, want v1 replaced with int64", evs)
-	}
-	if c.Current("SALES.ORDERS") != evs[0].Version {
-		t.Fatal("the replaced version is not in force")
-	}
+	want("schema record before any DML", apply(schema("integer")), 2, tInt)
 	if ev := mustMetadata(t, c, ordersMD(), "p1"); ev != nil {
 		t.Fatalf("metadata repeated after the schema record: %+v, want no change", ev)
 	}
-	if evs := retype("integer"); len(evs) != 0 {
+	if evs := apply(schema("integer")); len(evs) != 0 {
 		t.Fatalf("the same record again: %+v", evs)
 	}
 	c.Current("SALES.ORDERS").MarkWritten()
-	evs = retype("string")
-	if len(evs) != 1 || evs[0].Kind != EventOpened || evs[0].Version.Number != 2 || evs[0].Version.Columns[0].Type != tString {
-		t.Fatalf("schema record after DML: %+v, want v2 with string", evs)
-	}
-	restored, err := RestoreCatalog(Options{}, c.Snapshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := restored.Current("SALES.ORDERS"), c.Current("SALES.ORDERS"); got.Number != want.Number || !sameColumns(got.Columns, want.Columns) {
-		t.Errorf("restored v%d %v, in force v%d %v", got.Number, got.Columns, want.Number, want.Columns)
-	}
+	want("schema record after DML", apply(schema("string")), 3, tString)
+	want("re-sent without column types", apply([]byte(`{"id":"SALES.ORDERS","type":"object","properties":{"op_type":{"type":"string"}}}`)), 4, tFloat)
 	// A version waiting for its refreshed metadata takes the types then.
+	apply(schema("string"))
 	mustDDL(t, c, "SALES.ORDERS", "ALTER TABLE SALES.ORDERS ADD (NOTE VARCHAR2(10))", "p3")
-	if evs := retype("integer"); len(evs) != 0 {
+	if evs := apply(schema("integer")); len(evs) != 0 {
 		t.Fatalf("schema record for a provisional version: %+v", evs)
 	}
 	md := ordersMD()
 	md.Columns = append(md.Columns, cdc.Column{Name: "NOTE", Type: "string", Nullable: true})
 	ev := mustMetadata(t, c, md, "p4")
-	if ev == nil || ev.Version.Number != 3 || ev.Version.Columns[0].Type != tInt {
-		t.Fatalf("refresh after the DDL: %+v, want v3 with int64", ev)
+	if ev == nil || ev.Version.Number != 6 || ev.Version.Columns[0].Type != tInt {
+		t.Fatalf("refresh after the DDL: %+v, want v6 with int64", ev)
 	}
 }
 

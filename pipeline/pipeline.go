@@ -477,11 +477,10 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 		return r.schemaEvent(ctx, ev)
 	case cdc.ClassDML:
 		v := catalog.Current(rec.Table)
-		if v != nil && !v.Hold {
+		if v != nil && v.Provisional && !v.Hold {
 			// Marked on every run alike, the row skipped below or not, so
-			// that a replay of the refresh (or of a schema record that
-			// retypes the table) opens the same version.
-			if v.Provisional && !v.Written() && !r.perPartition {
+			// that a replay of the refresh opens the same version.
+			if !v.Written() && !r.perPartition {
 				// With several input files, whether these rows come
 				// before the refresh depends on the order the files are
 				// read in: a rerun that reads a grown file's refresh
