@@ -36,6 +36,20 @@ type SnapshotTable struct {
 	Written     bool              `json:"written,omitempty"`
 	DDLTypes    map[string]string `json:"ddl_types,omitempty"`
 	OpeningDDL  string            `json:"opening_ddl,omitempty"`
+	// Columns are a provisional version's columns as built: a schema
+	// record that came after the DDL does not retype it (the refresh
+	// will), so rebuilding it with every cached record, as for the
+	// others, could give it other types than its files have.
+	Columns []SnapshotColumn `json:"columns,omitempty"`
+}
+
+// SnapshotColumn is a column's lake type, where it came from, and its
+// nullability.
+type SnapshotColumn struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	TypeFrom string `json:"type_from,omitempty"`
+	Nullable bool   `json:"nullable,omitempty"`
 }
 
 // Snapshot captures the catalog's state.
@@ -49,6 +63,11 @@ func (c *Catalog) Snapshot() Snapshot {
 		if v := st.current; v != nil {
 			t.Metadata, t.Version, t.DDL, t.OpenedAtPos, t.OpenedAtTS = v.Metadata, v.Number, v.DDL, v.OpenedAtPos, v.OpenedAtTS
 			t.Provisional, t.Hold, t.Written = v.Provisional, v.Hold, v.written
+			if v.Provisional {
+				for _, col := range v.Columns {
+					t.Columns = append(t.Columns, SnapshotColumn{Name: col.Name, Type: col.Type.String(), TypeFrom: col.TypeFrom, Nullable: col.Nullable})
+				}
+			}
 		}
 		s.Tables = append(s.Tables, t)
 	}
@@ -82,7 +101,30 @@ func RestoreCatalog(opts Options, s Snapshot) (*Catalog, error) {
 			return nil, fmt.Errorf("restore table %s: %w", t.Table, err)
 		}
 		v.Number, v.DDL, v.OpenedAtPos, v.OpenedAtTS, v.Provisional, v.Hold, v.written = t.Version, t.DDL, t.OpenedAtPos, t.OpenedAtTS, t.Provisional, t.Hold, t.Written
+		if err := c.restoreColumns(v, t.Columns); err != nil {
+			return nil, fmt.Errorf("restore table %s: %w", t.Table, err)
+		}
 		st.current = v
 	}
 	return c, nil
+}
+
+// restoreColumns gives v the types, their origins and the nullability a
+// snapshot kept for its columns (none: v stays as built).
+func (c *Catalog) restoreColumns(v *Version, cols []SnapshotColumn) error {
+	if len(cols) == 0 {
+		return nil
+	}
+	if len(cols) != len(v.Columns) {
+		return fmt.Errorf("the snapshot has %d columns for version %d, its metadata %d", len(cols), v.Number, len(v.Columns))
+	}
+	for i, sc := range cols {
+		typ, err := ParseType(sc.Type)
+		if err != nil || sc.Name != v.Columns[i].Name {
+			return fmt.Errorf("column %d of version %d: %q %q in the snapshot, %q in its metadata: %v", i+1, v.Number, sc.Name, sc.Type, v.Columns[i].Name, err)
+		}
+		v.Columns[i].Type, v.Columns[i].TypeFrom, v.Columns[i].Nullable = typ, sc.TypeFrom, sc.Nullable
+	}
+	v.Schema = c.arrowSchema(v)
+	return nil
 }
