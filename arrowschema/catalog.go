@@ -191,8 +191,9 @@ const (
 	// version must be closed.
 	EventOpened EventKind = iota + 1
 	// EventReplaced: the refreshed metadata completed a provisional version
-	// with a different schema before any DML was written under it; the
-	// version number stays, open files of the provisional schema must be
+	// with a different schema before any DML was written under it, or a
+	// schema record changed only where a version's types come from; the
+	// version number stays, open files of the replaced schema must be
 	// closed.
 	EventReplaced
 	// EventCompleted: the refreshed metadata confirmed a provisional
@@ -306,14 +307,36 @@ func (c *Catalog) retype(table string) *Event {
 		return nil
 	}
 	next, err := c.build(cur.Metadata, st)
-	if err != nil || sameColumns(cur.Columns, next.Columns) {
+	if err != nil {
 		// The metadata built once; what a record changes is types and
 		// nullability, which do not make it fail.
 		return nil
 	}
+	if sameColumns(cur.Columns, next.Columns) {
+		if sameOrigins(cur.Columns, next.Columns) {
+			return nil
+		}
+		// Only where the types come from changed (type_from in the files'
+		// field metadata and the _schemas document): the same version,
+		// described as a restore would build it.
+		next.Number, next.DDL, next.OpenedAtPos, next.OpenedAtTS = cur.Number, cur.DDL, cur.OpenedAtPos, cur.OpenedAtTS
+		st.current = next
+		return &Event{Kind: EventReplaced, Version: next, Previous: cur}
+	}
 	next.Number = cur.Number + 1
 	st.current = next
 	return &Event{Kind: EventOpened, Version: next, Previous: cur}
+}
+
+// sameOrigins reports whether columns that sameColumns matched got their
+// types from the same place.
+func sameOrigins(a, b []Column) bool {
+	for i := range a {
+		if a[i].TypeFrom != b[i].TypeFrom {
+			return false
+		}
+	}
+	return true
 }
 
 // ApplyMetadata takes an OBJECT_METADATA record. It returns an event when

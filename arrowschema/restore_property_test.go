@@ -141,7 +141,7 @@ func restorePropState(c *Catalog) string {
 		}
 		var cols []string
 		for _, col := range v.Columns {
-			cols = append(cols, fmt.Sprintf("%s:%v:%v", col.Name, col.Type, col.Nullable))
+			cols = append(cols, fmt.Sprintf("%s:%v:%v:%s", col.Name, col.Type, col.Nullable, col.TypeFrom))
 		}
 		out = append(out, fmt.Sprintf("%s: v%d prov=%v hold=%v written=%v [%s]", tb, v.Number, v.Provisional, v.Hold, v.Written(), strings.Join(cols, " ")))
 	}

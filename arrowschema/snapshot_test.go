@@ -77,3 +77,26 @@ func TestRestoreKeepsEveryTypeOfAProvisionalVersion(t *testing.T) {
 		t.Errorf("restored %v, in force %v", got.Columns, want.Columns)
 	}
 }
+
+// A schema record after the metadata that confirms its types (Data
+// Streams writes bare "number" and "string") keeps the version's number
+// but describes it as a restore would build it: its types now come from
+// the record.
+func TestBareSchemaRecordAfterMetadataKeepsTheVersion(t *testing.T) {
+	c := NewCatalog(Options{})
+	v1 := mustMetadata(t, c, ordersMD(), "p1").Version
+	evs, err := c.ApplySchemaRecord("SALES.ORDERS", []byte(`{"id":"SALES.ORDERS","type":"object","properties":{"after":{"type":"object","properties":{"ORDER_ID":{"type":"number"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Kind != EventReplaced || evs[0].Version.Number != 1 || !sameColumns(evs[0].Version.Columns, v1.Columns) {
+		t.Fatalf("events %+v, want v1 replaced with the same columns", evs)
+	}
+	if from := evs[0].Version.Columns[0].TypeFrom; from != "json-schema" {
+		t.Errorf("ORDER_ID's type from %q, want json-schema", from)
+	}
+	got := restoreViaJSON(t, c, Options{}).Current("SALES.ORDERS")
+	if !got.Schema.Equal(c.Current("SALES.ORDERS").Schema) {
+		t.Errorf("restored %v, in force %v", got.Schema, c.Current("SALES.ORDERS").Schema)
+	}
+}
