@@ -353,14 +353,15 @@ func (p *ddlParser) alter() ParsedDDL {
 
 // noColumnWords start the ALTER TABLE clauses that change storage,
 // logging, row movement, triggers, constraints' state or caching, and no
-// column. Data Streams need not refresh a table's metadata after them, so
+// column. ROW ARCHIVAL and NO ROW ARCHIVAL are left out: they add and
+// drop a hidden column. Data Streams need not refresh a table's metadata after them, so
 // DML that waited for the refresh waited for nothing: each row until a
 // hold limit, the table's checkpoints pushed out by as much.
 var noColumnWords = map[string]bool{
 	"ENABLE": true, "DISABLE": true, "MOVE": true, "SHRINK": true, "LOGGING": true, "NOLOGGING": true,
 	"PARALLEL": true, "NOPARALLEL": true, "CACHE": true, "NOCACHE": true, "COMPRESS": true, "NOCOMPRESS": true,
-	"ROW": true, "ALLOCATE": true, "DEALLOCATE": true, "READ": true, "PCTFREE": true, "PCTUSED": true,
-	"INITRANS": true, "MAXTRANS": true, "STORAGE": true, "FLASHBACK": true, "NO": true,
+	"ALLOCATE": true, "DEALLOCATE": true, "READ": true, "PCTFREE": true, "PCTUSED": true,
+	"INITRANS": true, "MAXTRANS": true, "STORAGE": true, "FLASHBACK": true,
 	"SPLIT": true, "MERGE": true, "EXCHANGE": true, "COALESCE": true, "TRUNCATE": true,
 }
 
