@@ -199,6 +199,39 @@ func TestHostileTableNamesStayInsideTheSink(t *testing.T) {
 	}
 }
 
+// Qlik's metacolumn names are not reserved in GoldenGate tables: columns
+// named change_seq, changed_columns or txn_event_counter are written as
+// the table's own (a change_seq column panicked the writer, which took
+// the table for a Qlik one).
+func TestGoldenGateColumnsNamedLikeQlikMetacolumns(t *testing.T) {
+	meta := `{"op_type":"OBJECT_METADATA","qual_table":"S.Q","columns":{"ID":{"type":"number","null":false,"key":true},"change_seq":{"type":"string","null":true,"key":false},"changed_columns":{"type":"string","null":true,"key":false}}}`
+	row := `{"qual_table":"S.Q","op_type":"INSERT","op_ts":"2026-07-13T04:01:01Z","pos":"p1","after":{"ID":1,"change_seq":"v","changed_columns":"w"}}`
+	dir := t.TempDir()
+	sum, err := export(t, dir, nil, writeFile(t, t.TempDir(), "in.jsonl", meta+"\n"+row))
+	if err != nil || sum.Rejected != 0 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	rows := query(t, openDuck(t), `SELECT ID, change_seq, changed_columns FROM `+lakeGlob(dir, "S.Q"))
+	equalLines(t, "rows", rowStrings(rows), []string{"1|v|w"})
+}
+
+// An input file listed twice, by its path and by another spelling of it,
+// is read once: every row is written once, under one version per change
+// (read twice in one partition, the rows were written twice and the DDL
+// opened two more versions).
+func TestAFileListedTwiceIsReadOnce(t *testing.T) {
+	ddl := `{"op_type":"DDL","op_ts":"2026-07-13T04:01:02Z","pos":"d","ddl":{"object":{"catalog":"","schema":"S","object":"T"},"statement":"ALTER TABLE S.T ADD (X NUMBER(10))"}}`
+	p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join([]string{ordersMeta, dml("1", ""), ddl, dml("2", `,"X":5`)}, "\n"))
+	again := filepath.Dir(p) + "/./" + filepath.Base(p)
+	dir := t.TempDir()
+	sum, err := export(t, dir, nil, p, again, p)
+	if err != nil || sum.Rejected != 0 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	rows := query(t, openDuck(t), `SELECT ID, X, schema_version FROM `+lakeGlob(dir, "S.T")+` ORDER BY ID`)
+	equalLines(t, "rows", rowStrings(rows), []string{"1|NULL|1", "2|5|2"})
+}
+
 // A table name too long for a folder (two 128-byte Oracle identifiers, or
 // fewer characters that take 9 bytes each escaped) sends its metadata, DDL
 // and DML to the dead letters as bad_table_name; the other tables' rows

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -62,11 +63,14 @@ func NewNamedStdin(name string, maxRecordBytes int, stdin io.Reader) (*Files, er
 }
 
 // NewFiles checks that every path can be opened and returns a source over
-// them. stdin is used for the path "-".
+// them. stdin is used for the path "-". A file listed twice (by the same
+// path, or another spelling of it) is read once: read again, in the same
+// partition, its records would be taken for new ones.
 func NewFiles(paths []string, maxRecordBytes int, stdin io.Reader) (*Files, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no input files given")
 	}
+	paths = uniquePaths(paths)
 	if maxRecordBytes <= 0 {
 		maxRecordBytes = DefaultMaxRecordBytes
 	}
@@ -85,6 +89,25 @@ func NewFiles(paths []string, maxRecordBytes int, stdin io.Reader) (*Files, erro
 		f.total += st.Size()
 	}
 	return f, nil
+}
+
+// uniquePaths drops the paths that name a file listed before them.
+func uniquePaths(paths []string) []string {
+	seen := make(map[string]bool, len(paths))
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		key := p
+		if p != "-" {
+			if abs, err := filepath.Abs(p); err == nil {
+				key = abs // cleaned: ./a.jsonl and a.jsonl are one file
+			}
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Progress returns the input bytes read so far and the total size of the

@@ -190,7 +190,9 @@ func newBuffer(mem memory.Allocator, key Key, v *arrowschema.Version, seg string
 	if idx := v.Schema.FieldIndices(arrowschema.ColBeforeImage); len(idx) > 0 {
 		b.beforeIdx = idx[0]
 	}
-	if idx := v.Schema.FieldIndices(arrowschema.ColChangeSeq); len(idx) > 0 {
+	if v.Metadata.Format == cdc.FormatQlik {
+		// By the format, as the catalog adds them: a GoldenGate table may
+		// have a column of one of these names (it panicked here).
 		qlikColumn := func(name string, kind arrowschema.Kind) *column {
 			return b.fieldColumn(v.Schema.FieldIndices(name)[0], arrowschema.Type{Kind: kind})
 		}
