@@ -15,6 +15,7 @@ var qlikReasons = map[cdc.Reason]bool{
 	cdc.ReasonMalformedJSON: true, cdc.ReasonUnknownOp: true, cdc.ReasonMissingField: true,
 	cdc.ReasonBadOpTS: true, cdc.ReasonMissingImage: true, cdc.ReasonBadTableName: true,
 	cdc.ReasonBadMetadata: true, cdc.ReasonBadMask: true,
+	cdc.ReasonValueMismatch: true, // a transaction header of the wrong type (badTransactionHeader)
 }
 
 // FuzzQlikDecode feeds arbitrary bytes to the Qlik Replicate decoder.
@@ -63,6 +64,8 @@ func FuzzQlikDecode(f *testing.F) {
 		`{"op_type":"INSERT","headers":{"operation":"REFRESH"},"table":"T","data":{}}`,
 		`{"he\u0061ders":{"operation":"REFRESH"},"table":"T","data":{}}`,
 		`{}`, `[]`, `null`, ``,
+		// found by the fuzzer: a transaction header that is not a number
+		`{"magic":"atMSG","type":"DT","message":{"schema":"S","table":"T","data":{"A":"1"},"headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00.000","transactionEventCounter":true}}}`,
 	} {
 		f.Add([]byte(s))
 	}

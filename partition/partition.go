@@ -17,7 +17,9 @@ import (
 //   - every other byte (including / \ % = space, control characters and
 //     non-ASCII UTF-8 bytes) becomes %XX with upper-case hex;
 //   - a leading '.' becomes %2E, so "." and ".." cannot name a directory
-//     of their own and no segment is a hidden file.
+//     of their own and no segment is a hidden file;
+//   - the leading '_' of a name that is one of the sink's own folders
+//     (_schemas, _checkpoints, _dlq) becomes %5F.
 //
 // '=' is escaped so that no table folder looks like a Hive partition. The
 // empty name has no segment, and neither has a name whose segment would
@@ -30,7 +32,7 @@ func TableSegment(table string) (string, error) {
 	b.Grow(len(table))
 	for i := 0; i < len(table); i++ {
 		c := table[i]
-		if safe(c) && !(i == 0 && c == '.') {
+		if safe(c) && !(i == 0 && (c == '.' || bookkeeping[table])) {
 			b.WriteByte(c)
 			continue
 		}
@@ -42,6 +44,11 @@ func TableSegment(table string) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// bookkeeping are the sink's own top-level folders. A table of one of
+// these names has its first byte escaped (%5F), so that its files do not
+// land among the schema documents, checkpoints or dead letters.
+var bookkeeping = map[string]bool{"_schemas": true, "_checkpoints": true, "_dlq": true}
 
 // MaxSegmentBytes is the longest table segment: a file or folder name has
 // at most 255 bytes on the common file systems (ext4, XFS, APFS, NTFS's
@@ -77,7 +84,7 @@ func ParseTableSegment(seg string) (string, error) {
 			if err != nil || strings.ToUpper(seg[i+1:i+3]) != seg[i+1:i+3] {
 				return "", fmt.Errorf("table segment %q: bad escape", seg)
 			}
-			if safe(byte(v)) && !(i == 0 && v == '.') {
+			if safe(byte(v)) && !(i == 0 && (v == '.' || v == '_')) {
 				return "", fmt.Errorf("table segment %q: needless escape", seg)
 			}
 			b.WriteByte(byte(v))
@@ -90,6 +97,9 @@ func ParseTableSegment(seg string) (string, error) {
 	}
 	if b.Len() == 0 {
 		return "", fmt.Errorf("table segment %q: empty", seg)
+	}
+	if canon, _ := TableSegment(b.String()); canon != seg {
+		return "", fmt.Errorf("table segment %q: the table's segment is %q", seg, canon)
 	}
 	return b.String(), nil
 }

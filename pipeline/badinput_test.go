@@ -157,7 +157,7 @@ func TestMaxRejectsFailsTheRunButKeepsGoodData(t *testing.T) {
 // TestHostileTableNamesStayInsideTheSink: a table name can never write
 // outside the sink, and two names never share a folder.
 func TestHostileTableNamesStayInsideTheSink(t *testing.T) {
-	names := []string{"../../escape", "a/b", `a\b`, "..", ".", "tab\tle\x01", "x=1", "A/B", "a%2Fb"}
+	names := []string{"../../escape", "a/b", `a\b`, "..", ".", "tab\tle\x01", "x=1", "A/B", "a%2Fb", "_schemas", "_checkpoints", "_dlq"}
 	var lines []string
 	for i, n := range names {
 		q, _ := json.Marshal(n)
