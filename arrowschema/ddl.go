@@ -353,10 +353,11 @@ func (p *ddlParser) alter() ParsedDDL {
 
 // noColumnWords start the ALTER TABLE clauses that change storage,
 // logging, row movement, triggers, constraints' state or caching, and no
-// column. ROW ARCHIVAL and NO ROW ARCHIVAL are left out: they add and
-// drop a hidden column. Data Streams need not refresh a table's metadata after them, so
+// column. Data Streams need not refresh a table's metadata after them, so
 // DML that waited for the refresh waited for nothing: each row until a
-// hold limit, the table's checkpoints pushed out by as much.
+// hold limit, the table's checkpoints pushed out by as much. ROW
+// ARCHIVAL and NO ROW ARCHIVAL are left out: they add and drop a hidden
+// column.
 var noColumnWords = map[string]bool{
 	"ENABLE": true, "DISABLE": true, "MOVE": true, "SHRINK": true, "LOGGING": true, "NOLOGGING": true,
 	"PARALLEL": true, "NOPARALLEL": true, "CACHE": true, "NOCACHE": true, "COMPRESS": true, "NOCOMPRESS": true,

@@ -81,25 +81,22 @@ func ParseTableSegment(seg string) (string, error) {
 				return "", fmt.Errorf("table segment %q: truncated escape", seg)
 			}
 			v, err := strconv.ParseUint(seg[i+1:i+3], 16, 8)
-			if err != nil || strings.ToUpper(seg[i+1:i+3]) != seg[i+1:i+3] {
+			if err != nil {
 				return "", fmt.Errorf("table segment %q: bad escape", seg)
-			}
-			if safe(byte(v)) && !(i == 0 && (v == '.' || v == '_')) {
-				return "", fmt.Errorf("table segment %q: needless escape", seg)
 			}
 			b.WriteByte(byte(v))
 			i += 2
-		case safe(c) && !(i == 0 && c == '.'):
-			b.WriteByte(c)
 		default:
-			return "", fmt.Errorf("table segment %q: unescaped byte %q", seg, c)
+			b.WriteByte(c)
 		}
 	}
 	if b.Len() == 0 {
 		return "", fmt.Errorf("table segment %q: empty", seg)
 	}
+	// Needless escapes, lower-case hex and bytes left unescaped are all
+	// spellings that TableSegment does not make.
 	if canon, _ := TableSegment(b.String()); canon != seg {
-		return "", fmt.Errorf("table segment %q: the table's segment is %q", seg, canon)
+		return "", fmt.Errorf("table segment %q is not canonical: the table's segment is %q", seg, canon)
 	}
 	return b.String(), nil
 }

@@ -342,7 +342,7 @@ func drainColumn(c *column, st []byte, cur []int32, ts []int64) {
 	case arrowschema.KindTimestamp:
 		drainDirect(c, st, cur, ts)
 	default:
-		drainSlots(c, st, cur, ts)
+		drainSlots(c, st, cur)
 	}
 }
 
@@ -374,8 +374,9 @@ func drainDirect(c *column, st []byte, cur []int32, ts []int64) {
 	}
 }
 
-// drainSlots drains a column of any kind through a slot.
-func drainSlots(c *column, st []byte, cur []int32, ts []int64) {
+// drainSlots drains a column of the other kinds (float64, decimal,
+// boolean, date) through a slot.
+func drainSlots(c *column, st []byte, cur []int32) {
 	var s slot
 	for r, p := range cur {
 		state := st[p]
@@ -383,11 +384,6 @@ func drainSlots(c *column, st []byte, cur []int32, ts []int64) {
 		p++
 		if s.state == slotSet {
 			switch c.kind {
-			case arrowschema.KindString, arrowschema.KindBinary:
-				var n int32
-				n, p = uvarint(st, p)
-				s.bytes = st[p : p+n]
-				p += n
 			case arrowschema.KindFloat64:
 				s.i64 = int64(le.Uint64(st[p:]))
 				p += 8
@@ -396,10 +392,7 @@ func drainSlots(c *column, st []byte, cur []int32, ts []int64) {
 				s.hi, p = varint(st, p)
 			case arrowschema.KindBoolean:
 				s.i64 = int64(state >> stagedBoolShift)
-			case arrowschema.KindTimestamp:
-				s.i64, p = varint(st, p)
-				s.i64 += ts[r]
-			default:
+			default: // date
 				s.i64, p = varint(st, p)
 			}
 		}
