@@ -303,7 +303,7 @@ func (fs *footerShape) appendColumnMeta(w *thriftWriter, col *footerColumn, c *c
 		w.b = appendPageEncodingStats(w.b, dataPage, fs.dictIndex, c.dataPages)
 	} else {
 		w.list(13, thriftStruct, 1)
-		w.b = appendPageEncodingStats(w.b, dataPage, int32(parquet.Encodings.Plain), c.dataPages)
+		w.b = appendPageEncodingStats(w.b, dataPage, col.encoding, c.dataPages)
 	}
 }
 

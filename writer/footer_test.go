@@ -33,7 +33,7 @@ func arrowGoFooter(t *testing.T, sc *schema.Schema, props *parquet.WriterPropert
 					encStats.DictEncodingStats[props.DictionaryPageEncoding()] = 1
 					encStats.DataEncodingStats[props.DictionaryIndexEncoding()] = c.dataPages
 				} else {
-					encStats.DataEncodingStats[parquet.Encodings.Plain] = c.dataPages
+					encStats.DataEncodingStats[props.EncodingFor(cb.Descr().Path())] = c.dataPages
 				}
 				if err := cb.Finish(metadata.ChunkMetaInfo{
 					NumValues:        c.numValues,

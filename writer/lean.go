@@ -181,6 +181,7 @@ type leanScratch struct {
 	defs   []uint8
 	reps   []uint8
 	idx    []int32 // indices of the present values in the values array
+	ints   []int64 // a page's present values, for DELTA_BINARY_PACKED
 	dict   []int32 // dictionary indices of the present values
 	hdr    []byte
 	footer []byte
@@ -401,10 +402,11 @@ type chunkState struct {
 	stats           statsAcc
 	dictBitWidth    int
 	usingDictionary bool
+	encoding        parquet.Encoding // of pages without a dictionary
 }
 
 func (f *leanFile) writeChunk(cm *chunkMeta, col *footerColumn, l *leaf, start, end int) error {
-	var st chunkState
+	st := chunkState{encoding: parquet.Encoding(col.encoding)}
 	// Levels and the present values are found once for the chunk; pages
 	// are slices of them.
 	nLevels := f.levels(l, start, end)
@@ -639,12 +641,19 @@ func (f *leanFile) writeDataPage(l *leaf, pg *page, st *chunkState) error {
 	}
 	nulls := n - pg.present
 	encoding := parquet.Encodings.Plain
-	if st.usingDictionary {
+	switch {
+	case st.usingDictionary:
 		encoding = f.props.DictionaryIndexEncoding()
 		s.page.WriteByte(byte(st.dictBitWidth))
 		s.rle.reset(&s.page, st.dictBitWidth)
 		s.rle.putAll32(pg.dict)
-	} else {
+	case st.encoding == parquet.Encodings.DeltaBinaryPacked:
+		encoding = st.encoding
+		s.ints = int64Values(l, pg.values, s.ints[:0])
+		st.stats.ints(s.ints)
+		s.values = appendDeltaBinaryPacked(s.values[:0], s.ints)
+		s.page.Write(s.values)
+	default:
 		s.values = plainValues(l, pg.values, s.values[:0], &st.stats)
 		s.page.Write(s.values)
 	}
@@ -815,6 +824,24 @@ func plainInt64(vals []int64, sel selection, dst []byte, acc *statsAcc) []byte {
 		acc.int(vals[i])
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(vals[i]))
 	})
+	return dst
+}
+
+// int64Values appends the selected values of a 64-bit integer or
+// timestamp leaf.
+func int64Values(l *leaf, sel selection, dst []int64) []int64 {
+	var vals []int64
+	switch a := l.values.(type) {
+	case *array.Int64:
+		vals = a.Int64Values()
+	case *array.Timestamp:
+		ts := a.TimestampValues()
+		vals = unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(ts))), len(ts))
+	}
+	if sel.all {
+		return append(dst, vals[sel.start:sel.end]...)
+	}
+	sel.each(func(i int) { dst = append(dst, vals[i]) })
 	return dst
 }
 

@@ -20,7 +20,7 @@ func TestDuckDBReadsLeanFilesAsPqarrows(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	rec := randomBatch(t, r, 6000, 0.15, 300)
 	defer rec.Release()
-	lean, ref := encodeBoth(t, rec, compress.Codecs.Zstd, 2048, 700)
+	lean, ref := encodeBoth(t, rec, compress.Codecs.Zstd, 2048, 700, IntEncodingDelta)
 	dir := t.TempDir()
 	leanPath, refPath := filepath.Join(dir, "lean.parquet"), filepath.Join(dir, "ref.parquet")
 	if err := os.WriteFile(leanPath, lean, 0o644); err != nil {
@@ -47,6 +47,9 @@ func TestDuckDBReadsLeanFilesAsPqarrows(t *testing.T) {
 		if n := count(`SELECT count(*) FROM (`+stats+` EXCEPT ALL `+stats+`)`, pair[0], pair[1]); n != 0 {
 			t.Errorf("%d column chunks of %s have statistics that %s does not", n, filepath.Base(pair[0]), filepath.Base(pair[1]))
 		}
+	}
+	if n := count(`SELECT count(*) FROM parquet_metadata(?) WHERE encodings LIKE '%DELTA_BINARY_PACKED%'`, leanPath); n == 0 {
+		t.Error("no chunk is DELTA_BINARY_PACKED: the batch no longer tests DuckDB reading it")
 	}
 	if n := count(`SELECT count(*) FROM parquet_metadata(?) WHERE stats_min_value = ''`, leanPath); n == 0 {
 		t.Error("no chunk has the empty string for its minimum: the batch no longer tests it")

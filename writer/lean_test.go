@@ -132,16 +132,22 @@ func bigDigits(n int) string { return string(bytes.Repeat([]byte("9"), n)) }
 
 // encodeBoth writes rec with the lean encoder and with pqarrow under the
 // same properties.
-func encodeBoth(t *testing.T, rec arrow.RecordBatch, codec compress.Compression, pageSize int64, rowGroup int64) (lean, ref []byte) {
+// With ints IntEncodingDelta, both write 64-bit integers as the writer
+// does by default.
+func encodeBoth(t *testing.T, rec arrow.RecordBatch, codec compress.Compression, pageSize int64, rowGroup int64, ints string) (lean, ref []byte) {
 	t.Helper()
 	mem := memory.DefaultAllocator
 	kv := [][2]string{{"lakehouse.table", "APP.T"}}
-	props := parquet.NewWriterProperties(parquet.WithCompression(codec), parquet.WithStats(true),
-		parquet.WithDataPageSize(pageSize), parquet.WithMaxRowGroupLength(rowGroup), parquet.WithCreatedBy("lakehouse-exporter"))
+	opts := []parquet.WriterProperty{parquet.WithCompression(codec), parquet.WithStats(true),
+		parquet.WithDataPageSize(pageSize), parquet.WithMaxRowGroupLength(rowGroup), parquet.WithCreatedBy("lakehouse-exporter")}
+	props := parquet.NewWriterProperties(opts...)
 	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
 	sc, err := pqarrow.ToParquet(rec.Schema(), props, arrProps)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ints == IntEncodingDelta {
+		props = parquet.NewWriterProperties(append(opts, deltaEncodings(sc)...)...)
 	}
 	leaves, err := planLeaves(leafColumns(sc), rec)
 	if err != nil {
@@ -310,8 +316,10 @@ func TestLeanEncoderMatchesPqarrow(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i), 7))
 			rec := randomBatch(t, r, c.rows, c.nulls, c.distinct)
 			defer rec.Release()
-			lean, ref := encodeBoth(t, rec, c.codec, c.pageSize, c.rowGroup)
-			sameFile(t, rec, lean, ref)
+			for _, ints := range []string{IntEncodingDelta, IntEncodingPlain} {
+				lean, ref := encodeBoth(t, rec, c.codec, c.pageSize, c.rowGroup, ints)
+				sameFile(t, rec, lean, ref)
+			}
 		})
 	}
 }
@@ -322,7 +330,7 @@ func TestLeanFilesAreNotLarger(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	rec := randomBatch(t, r, 20000, 0.1, 50)
 	defer rec.Release()
-	lean, ref := encodeBoth(t, rec, compress.Codecs.Zstd, 1<<20, 1<<17)
+	lean, ref := encodeBoth(t, rec, compress.Codecs.Zstd, 1<<20, 1<<17, IntEncodingDelta)
 	if float64(len(lean)) > 1.05*float64(len(ref)) {
 		t.Fatalf("lean file %d bytes, pqarrow's %d", len(lean), len(ref))
 	}
@@ -341,7 +349,11 @@ func FuzzLeanEncoder(f *testing.F) {
 		r := rand.New(rand.NewPCG(seed, 11))
 		rec := randomBatch(t, r, int(rows%5000)+1, float64(nulls)/255, int(distinct))
 		defer rec.Release()
-		lean, ref := encodeBoth(t, rec, compress.Codecs.Zstd, int64(pageSize)+1, int64(rowGroup))
+		ints := IntEncodingDelta
+		if seed%2 == 1 {
+			ints = IntEncodingPlain
+		}
+		lean, ref := encodeBoth(t, rec, compress.Codecs.Zstd, int64(pageSize)+1, int64(rowGroup), ints)
 		sameFile(t, rec, lean, ref)
 	})
 }

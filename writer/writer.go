@@ -60,8 +60,19 @@ type Config struct {
 	// pqarrow, the reference the lean encoder is tested against. Both
 	// write the same schema, metadata and values.
 	Encoder string
-	Now     func() time.Time // default time.Now
+	// IntEncoding is how 64-bit integer and timestamp columns without a
+	// dictionary are written: "delta" (DELTA_BINARY_PACKED, the default;
+	// delta.go says why) or "plain", for readers that lack the encoding
+	// (Spark before 3.3 with its vectorized reader).
+	IntEncoding string
+	Now         func() time.Time // default time.Now
 }
+
+// IntEncodings are the values Config.IntEncoding takes.
+const (
+	IntEncodingDelta = "delta"
+	IntEncodingPlain = "plain"
+)
 
 // Encoders are the values Config.Encoder takes.
 const (
@@ -304,6 +315,12 @@ func (w *Writer) newFileShape(sc *arrow.Schema) *fileShape {
 	sh.props = parquet.NewWriterProperties(sh.opts...)
 	sh.arrProps = pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.cfg.Allocator), pqarrow.WithStoreSchema())
 	sh.pq, sh.pqErr = pqarrow.ToParquet(sc, sh.props, sh.arrProps)
+	if sh.pqErr == nil && w.cfg.IntEncoding == IntEncodingDelta {
+		if delta := deltaEncodings(sh.pq); len(delta) > 0 {
+			sh.opts = append(sh.opts, delta...)
+			sh.props = parquet.NewWriterProperties(sh.opts...)
+		}
+	}
 	if w.cfg.Encoder == EncoderLean && sh.pqErr == nil {
 		sh.kv = leanKeyValues(sc, w.cfg.Allocator)
 		sh.footer, _ = newFooterShape(sh.pq, sh.props) // without it, pqarrow writes the file
@@ -312,6 +329,18 @@ func (w *Writer) newFileShape(sc *arrow.Schema) *fileShape {
 		}
 	}
 	return sh
+}
+
+// deltaEncodings sets DELTA_BINARY_PACKED for each 64-bit integer leaf
+// of sc; it is set per column because arrow-go refuses it for the others.
+func deltaEncodings(sc *pqschema.Schema) []parquet.WriterProperty {
+	var opts []parquet.WriterProperty
+	for i := range sc.NumColumns() {
+		if col := sc.Column(i); col.PhysicalType() == parquet.Types.Int64 {
+			opts = append(opts, parquet.WithEncodingFor(col.Path(), parquet.Encodings.DeltaBinaryPacked))
+		}
+	}
+	return opts
 }
 
 // New validates cfg and returns a Writer.
@@ -335,6 +364,13 @@ func New(cfg Config) (*Writer, error) {
 	case EncoderLean, EncoderArrow:
 	default:
 		return nil, fmt.Errorf("unknown Parquet encoder %q (want lean or arrow)", cfg.Encoder)
+	}
+	switch cfg.IntEncoding {
+	case "":
+		cfg.IntEncoding = IntEncodingDelta
+	case IntEncodingDelta, IntEncodingPlain:
+	default:
+		return nil, fmt.Errorf("unknown integer encoding %q (want delta or plain)", cfg.IntEncoding)
 	}
 	if cfg.MaxRows <= 0 {
 		cfg.MaxRows = 1_000_000
