@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -92,6 +94,43 @@ func TestCompressionLevelReachesTheCodec(t *testing.T) {
 	fast, best := size(1), size(19)
 	if best >= fast {
 		t.Errorf("zstd level 19 wrote %d bytes, level 1 %d: the level did not reach the codec", best, fast)
+	}
+}
+
+// --int-encoding reaches the pages of every 64-bit column without a
+// dictionary, on both encoders, and nothing else.
+func TestIntEncodingReachesTheInt64Columns(t *testing.T) {
+	encodings := func(encoder, ints string) map[string]string {
+		f, v := ordersFixture(t, false)
+		w := newWriter(t, Config{Encoder: encoder, IntEncoding: ints})
+		for i := range 3000 {
+			rec := fmt.Sprintf(`{"qual_table":"SALES.ORDERS","op_type":"UPDATE","op_ts":"2026-07-13T04:00:%02d.%06dZ","xid":"x%d","pos":"position-%08d","after":{"ORDER_ID":%d,"STATUS":"status text %d","TOTAL_AMOUNT":%d.25}}`,
+				i/1000, i, i/7, i, i*31, i%97, i*13)
+			mustAppend(t, w, v, f.rec(rec), Source{Partition: "p0", Offset: int64(i)})
+		}
+		md := readParquet(t, mustFlushAll(t, w)[0].Data).rdr.MetaData()
+		out := map[string]string{}
+		for c := range md.Schema.NumColumns() {
+			cc, _ := md.RowGroup(0).ColumnChunk(c)
+			out[cc.PathInSchema().String()] = fmt.Sprint(cc.Encodings())
+		}
+		return out
+	}
+	for _, encoder := range []string{EncoderLean, EncoderArrow} {
+		plain, delta := encodings(encoder, IntEncodingPlain), encodings(encoder, "")
+		for _, col := range []string{"ORDER_ID", "op_ts", "src_offset"} {
+			if !strings.Contains(delta[col], "DELTA_BINARY_PACKED") || strings.Contains(plain[col], "DELTA") {
+				t.Errorf("%s encoder, %s: %s by default, %s with plain", encoder, col, delta[col], plain[col])
+			}
+		}
+		for col, enc := range delta {
+			if strings.Contains(enc, "DELTA") && !slices.Contains([]string{"ORDER_ID", "op_ts", "src_offset"}, col) {
+				t.Errorf("%s encoder: %s is %s", encoder, col, enc)
+			}
+		}
+	}
+	if _, err := New(Config{IntEncoding: "zigzag"}); err == nil {
+		t.Error("an unknown integer encoding was accepted")
 	}
 }
 
