@@ -24,6 +24,10 @@ key ends the old key, as a DELETE of it would.
     spark-submit --packages org.apache.hadoop:hadoop-aws:3.3.4 deploy/spark/read_lake.py \
         --lake s3a://lake/goldengate --table SALES.ORDERS --key ORDER_ID
 
+64-bit integer and timestamp columns are DELTA_BINARY_PACKED, which Spark's
+vectorized reader reads from 3.3 on; for an older Spark, run the exporter
+with --int-encoding plain or set spark.sql.parquet.enableVectorizedReader=false.
+
 For MinIO add --conf spark.hadoop.fs.s3a.endpoint=http://localhost:9000
 --conf spark.hadoop.fs.s3a.path.style.access=true (credentials from the
 usual AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY).
