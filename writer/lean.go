@@ -181,7 +181,7 @@ type leanScratch struct {
 	defs   []uint8
 	reps   []uint8
 	idx    []int32 // indices of the present values in the values array
-	ints   []int64 // a page's present values, for DELTA_BINARY_PACKED
+	ints   []int64 // a page's present values gathered, for DELTA_BINARY_PACKED
 	dict   []int32 // dictionary indices of the present values
 	hdr    []byte
 	footer []byte
@@ -640,18 +640,17 @@ func (f *leanFile) writeDataPage(l *leaf, pg *page, st *chunkState) error {
 		binary.LittleEndian.PutUint32(s.page.Bytes()[lenAt:], uint32(s.page.Len()-lenAt-4))
 	}
 	nulls := n - pg.present
-	encoding := parquet.Encodings.Plain
+	encoding := st.encoding
 	switch {
 	case st.usingDictionary:
 		encoding = f.props.DictionaryIndexEncoding()
 		s.page.WriteByte(byte(st.dictBitWidth))
 		s.rle.reset(&s.page, st.dictBitWidth)
 		s.rle.putAll32(pg.dict)
-	case st.encoding == parquet.Encodings.DeltaBinaryPacked:
-		encoding = st.encoding
-		s.ints = int64Values(l, pg.values, s.ints[:0])
-		st.stats.ints(s.ints)
-		s.values = appendDeltaBinaryPacked(s.values[:0], s.ints)
+	case encoding == parquet.Encodings.DeltaBinaryPacked:
+		vals := selectedInt64s(int64s(l.values), pg.values, &s.ints)
+		st.stats.ints(vals)
+		s.values = appendDeltaBinaryPacked(s.values[:0], vals)
 		s.page.Write(s.values)
 	default:
 		s.values = plainValues(l, pg.values, s.values[:0], &st.stats)
@@ -754,11 +753,8 @@ func (f *leanFile) pageSelection(l *leaf, start, end int) selection {
 // folds them into the statistics.
 func plainValues(l *leaf, sel selection, dst []byte, acc *statsAcc) []byte {
 	switch a := l.values.(type) {
-	case *array.Int64:
-		return plainInt64(a.Int64Values(), sel, dst, acc)
-	case *array.Timestamp:
-		vals := a.TimestampValues()
-		return plainInt64(unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals)), sel, dst, acc)
+	case *array.Int64, *array.Timestamp:
+		return plainInt64(int64s(a), sel, dst, acc)
 	case *array.Date32:
 		vals := a.Date32Values()
 		sel.each(func(i int) {
@@ -827,22 +823,25 @@ func plainInt64(vals []int64, sel selection, dst []byte, acc *statsAcc) []byte {
 	return dst
 }
 
-// int64Values appends the selected values of a 64-bit integer or
-// timestamp leaf.
-func int64Values(l *leaf, sel selection, dst []int64) []int64 {
-	var vals []int64
-	switch a := l.values.(type) {
-	case *array.Int64:
-		vals = a.Int64Values()
-	case *array.Timestamp:
-		ts := a.TimestampValues()
-		vals = unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(ts))), len(ts))
+// int64s is the values of a 64-bit integer or timestamp array.
+func int64s(a arrow.Array) []int64 {
+	if ts, ok := a.(*array.Timestamp); ok {
+		vals := ts.TimestampValues()
+		return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals))
 	}
+	return a.(*array.Int64).Int64Values()
+}
+
+// selectedInt64s returns the selected values: a slice of vals when they
+// are contiguous, else gathered into scratch.
+func selectedInt64s(vals []int64, sel selection, scratch *[]int64) []int64 {
 	if sel.all {
-		return append(dst, vals[sel.start:sel.end]...)
+		return vals[sel.start:sel.end]
 	}
-	sel.each(func(i int) { dst = append(dst, vals[i]) })
-	return dst
+	out := (*scratch)[:0]
+	sel.each(func(i int) { out = append(out, vals[i]) })
+	*scratch = out
+	return out
 }
 
 // stringData is the whole data buffer of a string or binary array; its
