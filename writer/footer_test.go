@@ -140,6 +140,13 @@ func TestLeanFooterIsArrowGosForParquet1(t *testing.T) {
 	rec := randomBatch(t, rand.New(rand.NewPCG(7, 7)), 300, 0.2, 5)
 	defer rec.Release()
 	props := parquet.NewWriterProperties(parquet.WithVersion(parquet.V1_0), parquet.WithStats(true), parquet.WithCreatedBy("lakehouse-exporter"))
+	encodeLeanWith(t, rec, props)
+}
+
+// encodeLeanWith returns rec as the lean encoder writes it under props,
+// its footer checked against arrow-go's.
+func encodeLeanWith(t *testing.T, rec arrow.RecordBatch, props *parquet.WriterProperties) []byte {
+	t.Helper()
 	sc, err := pqarrow.ToParquet(rec.Schema(), props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		t.Fatal(err)
@@ -148,5 +155,5 @@ func TestLeanFooterIsArrowGosForParquet1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	encodeLeanChecked(t, sc, leaves, rec, props, leanKeyValues(rec.Schema(), memory.DefaultAllocator))
+	return encodeLeanChecked(t, sc, leaves, rec, props, leanKeyValues(rec.Schema(), memory.DefaultAllocator))
 }

@@ -403,6 +403,7 @@ type chunkState struct {
 	dictBitWidth    int
 	usingDictionary bool
 	encoding        parquet.Encoding // of pages without a dictionary
+	packed          packedVerdict    // of the chunk's bit-packed pages (zstd.go)
 }
 
 func (f *leanFile) writeChunk(cm *chunkMeta, col *footerColumn, l *leaf, start, end int) error {
@@ -677,7 +678,15 @@ func (f *leanFile) writePage(st *chunkState, body []byte, pageType int32, numVal
 		if cap(s.comp) < bound {
 			s.comp = make([]byte, 0, bound)
 		}
-		if z, ok := f.codec.(*zstdCodec); ok {
+		z, ok := f.codec.(*zstdCodec)
+		store, judge := false, false
+		if ok && storesPages(f.level) {
+			store, judge = st.packed.store(pageType, enc, len(body))
+		}
+		switch {
+		case store:
+			data = appendStoredFrame(s.comp[:0], body)
+		case ok:
 			// One encoder for all the pages this scratch compresses: its
 			// match tables stay in this core's cache from page to page.
 			if s.zstd.enc == nil || s.zstd.level != f.level {
@@ -685,7 +694,10 @@ func (f *leanFile) writePage(st *chunkState, body []byte, pageType int32, numVal
 				s.zstd = z.encoder(f.level)
 			}
 			data = s.zstd.EncodeAll(body, s.comp[:0])
-		} else {
+			if judge {
+				st.packed.judge(len(body), len(data))
+			}
+		default:
 			data = f.codec.EncodeLevel(s.comp[:0], body, f.level)
 		}
 		if cap(data) > cap(s.comp) {

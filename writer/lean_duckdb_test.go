@@ -1,11 +1,16 @@
 package writer
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/duckq"
 )
@@ -80,5 +85,59 @@ func duckCounter(t *testing.T) func(q string, args ...any) int64 {
 			t.Fatalf("%s: %v", q, err)
 		}
 		return n
+	}
+}
+
+// At the default zstd level, pages under 1 KiB are stored rather than
+// compressed, and DuckDB must read them; bit-packed pages are stored only
+// while zstd does not shrink the column's, so that a column whose deltas
+// repeat stays compressed. Both columns' values follow a pattern zstd
+// shrinks, so that stored and compressed pages differ in size.
+func TestDuckDBReadsStoredPages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("DuckDB check")
+	}
+	count := duckCounter(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name       string
+		rows       int
+		pageSize   int64
+		level      int
+		wantStored bool
+	}{
+		{"tiny page", 400, 1 << 20, 1, true},
+		{"tiny page at level 3", 400, 1 << 20, 3, false},
+		{"repeating deltas, many pages", 20000, 4 << 10, 1, false},
+	} {
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		var want int64
+		for i := range c.rows {
+			v := int64(i*40_000 + (i%5)*7_001) // no value repeats: DELTA_BINARY_PACKED, not a dictionary
+			b.Append(v)
+			want += v
+		}
+		col := b.NewArray()
+		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, int64(c.rows))
+		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCompressionLevel(c.level),
+			parquet.WithStats(true), parquet.WithEncoding(parquet.Encodings.DeltaBinaryPacked), parquet.WithDictionaryDefault(false),
+			parquet.WithDataPageSize(c.pageSize))
+		path := filepath.Join(dir, fmt.Sprintf("%d.parquet", c.rows*10+c.level))
+		if err := os.WriteFile(path, encodeLeanWith(t, rec, props), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		col.Release()
+		if got := count(`SELECT sum(v)::BIGINT FROM read_parquet(?)`, path); got != want {
+			t.Fatalf("%s: DuckDB sums the column to %d, wrote %d", c.name, got, want)
+		}
+		if n := count(`SELECT count(*) FROM parquet_metadata(?) WHERE encodings LIKE '%DELTA_BINARY_PACKED%'`, path); n != 1 {
+			t.Fatalf("%s: %d DELTA_BINARY_PACKED chunks, want the one", c.name, n)
+		}
+		compressed := count(`SELECT total_compressed_size FROM parquet_metadata(?)`, path)
+		uncompressed := count(`SELECT total_uncompressed_size FROM parquet_metadata(?)`, path)
+		if stored := compressed > uncompressed; stored != c.wantStored {
+			t.Errorf("%s: chunk of %d bytes compressed, %d uncompressed: stored %v, want %v", c.name, compressed, uncompressed, stored, c.wantStored)
+		}
 	}
 }
