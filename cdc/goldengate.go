@@ -65,10 +65,18 @@ type GoldenGate struct {
 	// after images by position: the next record of the table almost
 	// always lists the same names in the same order, and comparing with
 	// the name in the same place is cheaper than a lookup per field.
+	// Each entry also holds the table's interned name, so that a record
+	// naming its table by qual_table costs one lookup for both (with
+	// hundreds of tables, each lookup of a 500-entry map was a cache
+	// miss or two).
 	keys map[string]*imageKeys
+	cur  *imageKeys // the keys of the record being decoded, when table found them
 }
 
-type imageKeys struct{ before, after []string }
+type imageKeys struct {
+	before, after []string
+	table         string // the table's interned name
+}
 
 // maxKeyTables and maxCachedFields bound keys (past the first it starts
 // over; fields past the second are looked up every time), so hostile input
@@ -318,7 +326,10 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 	if err := d.meta(&t, rec, true); err != nil {
 		return err
 	}
-	keys := tableKeys(d.keys, rec.Table)
+	keys := d.cur
+	if keys == nil {
+		keys = tableKeys(d.keys, rec.Table)
+	}
 	if err := d.image(t.beforeIx, t.beforeType, &rec.Before, n.Before, &keys.before); err != nil {
 		return err
 	}
@@ -349,8 +360,15 @@ func (t *ggTop) useDefaultQual() {
 // table sets rec.Table from qual_table or, when the source was configured
 // without it, from optional catalog/schema/table metadata.
 func (d *GoldenGate) table(t *ggTop, rec *Record) error {
+	d.cur = nil
 	if t.hasQual && !hasEscape(t.qualTable) {
-		rec.Table = d.intern.bytes(t.qualTable) // no copy for a table seen before
+		if k := d.keys[string(t.qualTable)]; k != nil && k.table != "" {
+			rec.Table, d.cur = k.table, k // no copy, and the image keys found too
+			return nil
+		}
+		rec.Table = d.intern.bytes(t.qualTable)
+		k := tableKeys(d.keys, rec.Table)
+		k.table, d.cur = rec.Table, k
 	} else if t.hasQual {
 		s, err := jsonparser.ParseString(t.qualTable)
 		if err != nil {

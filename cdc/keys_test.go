@@ -41,3 +41,41 @@ func TestImageFieldNamesFollowEachRecord(t *testing.T) {
 		}
 	}
 }
+
+// A table's name and its remembered field names are found by one lookup
+// of qual_table; past maxKeyTables tables the memory starts over, and a
+// table named with an escape takes the other path. Each record must still
+// get its own table and fields.
+func TestTableNamesPastTheRememberedTables(t *testing.T) {
+	d, err := NewGoldenGate(GoldenGateNames{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := func(qual, after string) Record {
+		t.Helper()
+		var r Record
+		line := fmt.Sprintf(`{"qual_table":"%s","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","pos":"1","after":%s}`, qual, after)
+		if err := d.Decode([]byte(line), &r); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		return r
+	}
+	check := func(r Record, table, fields string) {
+		t.Helper()
+		var names []string
+		for _, f := range r.After.Fields {
+			names = append(names, f.Name)
+		}
+		if r.Table != table || strings.Join(names, ",") != fields {
+			t.Errorf("got table %q fields %s, want %q %s", r.Table, strings.Join(names, ","), table, fields)
+		}
+	}
+	for i := range maxKeyTables + 5 {
+		name := fmt.Sprintf("S.T%d", i)
+		check(decode(name, fmt.Sprintf(`{"K%d":1,"V":2}`, i)), name, fmt.Sprintf("K%d,V", i))
+	}
+	check(decode("S.T0", `{"V":1,"K0":2}`), "S.T0", "V,K0")
+	check(decode(`S.T\u0031`, `{"K1":1}`), "S.T1", "K1")
+	check(decode("S.T1", `{"V":1}`), "S.T1", "V")
+	check(decode("S.T0", `{"V":1,"K0":2}`), "S.T0", "V,K0")
+}
