@@ -61,6 +61,70 @@ func TestDictionaryOnlyForRepeatingColumns(t *testing.T) {
 	}
 }
 
+// Columns of a few thousand values in a file of many more rows keep
+// their dictionary: their first values are nearly all different (64 drawn
+// from 3,000 rarely repeat), but the chunk repeats each value about seven
+// times. Judged by the share of distinct values among the first ones,
+// STATUS and ORDER_ID were written plain, the file half again as large.
+// pos, unique, is still written plain.
+func TestDictionaryKeptForColumnsOfThousandsOfValues(t *testing.T) {
+	f, v := ordersFixture(t, true)
+	w := newWriter(t, Config{})
+	r := rand.New(rand.NewPCG(3, 4))
+	const n, distinct = 20000, 3000
+	status := make([]string, n)
+	for i := range n {
+		k := r.IntN(distinct)
+		status[i] = fmt.Sprintf("status %08x", uint32(k)*2654435761)
+		rec := fmt.Sprintf(`{"qual_table":"SALES.ORDERS","op_type":"INSERT","op_ts":"2026-07-13T04:00:00.%06dZ","xid":"x","pos":"p-%08d","after":{"ORDER_ID":%d,"STATUS":%q,"TOTAL_AMOUNT":1.25}}`,
+			i%1000000, i, 100000+k, status[i])
+		mustAppend(t, w, v, f.rec(rec), Source{Partition: "p0", Offset: int64(i)})
+	}
+	p := readParquet(t, mustFlushAll(t, w)[0].Data)
+	md := p.rdr.MetaData()
+	for name, want := range map[string]bool{"STATUS": true, "ORDER_ID": true, "pos": false} {
+		cc, err := md.RowGroup(0).ColumnChunk(md.Schema.ColumnIndexByName(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cc.HasDictionaryPage(); got != want {
+			t.Errorf("column %s: dictionary page %v, want %v", name, got, want)
+		}
+	}
+	got := p.strings("STATUS")
+	for i := range n {
+		if got[i] != status[i] {
+			t.Fatalf("row %d: STATUS %q, want %q", i, got[i], status[i])
+		}
+	}
+}
+
+// The judgement of a chunk's first values, against the chunk's size.
+func TestMostlyDistinctChunk(t *testing.T) {
+	for _, c := range []struct {
+		seen, distinct, total int
+		want                  bool
+	}{
+		{64, 64, 1000, true},        // no repeat in 64: at least ~2,000 values, more than the chunk has
+		{64, 64, 20000, false},      // no repeat yet says nothing about a chunk of 20,000
+		{256, 256, 20000, true},     // nor a repeat in 256: ~32,000 values at least
+		{256, 245, 20000, false},    // 11 repeats in 256: about 3,000 values
+		{64, 40, 100, false},        // 40 of 64: about 60 values, in a chunk of 100
+		{64, 64, 64, true},          // all distinct, the whole chunk
+		{1024, 1000, 1100, true},    // already past the share
+		{16384, 16000, 20000, true}, // repeats stopped: ~330,000 values
+	} {
+		if got := mostlyDistinctChunk(c.seen, c.distinct, c.total); got != c.want {
+			t.Errorf("mostlyDistinctChunk(%d, %d, %d) = %v, want %v", c.seen, c.distinct, c.total, got, c.want)
+		}
+	}
+	// The estimate itself: the expected distinct count of 3,000 values drawn
+	// from 5,000 is 5000·(1-(1-1/5000)^3000) ≈ 2,256.
+	if k := drawnFrom(3000, 2256); k < 4900 || k > 5100 {
+		t.Errorf("drawnFrom(3000, 2256) = %.0f, want about 5,000", k)
+	}
+}
+
 // Small files keep the writer's default: the sample would say nothing.
 func TestDictionaryKeptForSmallFiles(t *testing.T) {
 	f, v := ordersFixture(t, false)
