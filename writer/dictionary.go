@@ -19,9 +19,11 @@ import (
 // sample of its values.
 const (
 	dictionarySample = 1024
-	// A sample with more than this share of distinct values is written
-	// plain; a column with a few thousand distinct values in a large file
-	// still samples well below it.
+	// A chunk whose dictionary, once built, holds more than this share of
+	// its values is written plain. Samples are judged on the share they
+	// suggest for the whole chunk (mostlyDistinctChunk), not on their own:
+	// a sample of 1,024 values drawn from 5,000 is 90% distinct, while a
+	// chunk of 20,000 of them is a quarter.
 	dictionaryMaxDistinct = 0.9
 )
 
@@ -67,9 +69,10 @@ func leafArrays(arr arrow.Array, out []arrow.Array) []arrow.Array {
 }
 
 // mostlyDistinct samples up to dictionarySample non-null values spread
-// over a and reports whether more than dictionaryMaxDistinct of them
-// differ. Columns too small to matter, booleans (never dictionary
-// encoded) and types it cannot hash cheaply keep the dictionary.
+// over a and reports whether the repeats among them put a's distinct
+// share past what a dictionary pays for (mostlyDistinctChunk). Columns too
+// small to matter, booleans (never dictionary encoded) and types it
+// cannot hash cheaply keep the dictionary.
 func mostlyDistinct(a arrow.Array, seen map[uint64]struct{}) bool {
 	n := a.Len()
 	if n-a.NullN() < 64 {
@@ -89,7 +92,7 @@ func mostlyDistinct(a arrow.Array, seen map[uint64]struct{}) bool {
 		seen[hash(i)] = struct{}{}
 		sampled++
 	}
-	return sampled >= 64 && float64(len(seen)) > dictionaryMaxDistinct*float64(sampled)
+	return sampled >= 64 && mostlyDistinctChunk(sampled, len(seen), n-a.NullN())
 }
 
 // valueHasher returns a hash of each value of arr, or nil for types it

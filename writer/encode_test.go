@@ -9,9 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -99,6 +103,64 @@ func TestDictionaryKeptForColumnsOfThousandsOfValues(t *testing.T) {
 	}
 }
 
+// Where a dictionary is chosen, it is the smaller file: on 20,000 random
+// strings and int64s drawn from 3,000 values the lean file carries
+// dictionaries and is no larger than pqarrow's (which always tries one);
+// drawn from 12,000 (half of them distinct) it is written plain, and
+// smaller than pqarrow's.
+func TestDictionaryWhereItIsSmaller(t *testing.T) {
+	for _, c := range []struct {
+		values   int
+		wantDict bool
+		maxRatio float64 // lean bytes / pqarrow bytes
+	}{{3000, true, 1.02}, {12000, false, 0.95}} {
+		r := rand.New(rand.NewPCG(1, 2))
+		vals := make([]string, c.values)
+		for i := range vals {
+			vals[i] = fmt.Sprintf("v%08x", r.Uint32())
+		}
+		sc := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+			{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		for range 20000 {
+			b.Field(0).(*array.StringBuilder).Append(vals[r.IntN(c.values)])
+			b.Field(1).(*array.Int64Builder).Append(int64(r.IntN(c.values)) * 7919)
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCompressionLevel(1))
+		lean := encodeLeanWith(t, rec, props)
+		var ref bytes.Buffer
+		w, err := pqarrow.NewFileWriter(sc, &ref, props, pqarrow.DefaultWriterProps())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		fr, err := file.NewParquetReader(bytes.NewReader(lean))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for col := range 2 {
+			cc, err := fr.MetaData().RowGroup(0).ColumnChunk(col)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cc.HasDictionaryPage() != c.wantDict {
+				t.Errorf("%d values, column %d: dictionary %v, want %v", c.values, col, cc.HasDictionaryPage(), c.wantDict)
+			}
+		}
+		if ratio := float64(len(lean)) / float64(ref.Len()); ratio > c.maxRatio {
+			t.Errorf("%d values: lean file %d bytes, pqarrow's %d (%.2f, want at most %.2f)", c.values, len(lean), ref.Len(), ratio, c.maxRatio)
+		}
+	}
+}
+
 // The judgement of a chunk's first values, against the chunk's size.
 func TestMostlyDistinctChunk(t *testing.T) {
 	for _, c := range []struct {
@@ -109,7 +171,8 @@ func TestMostlyDistinctChunk(t *testing.T) {
 		{64, 64, 20000, false},      // no repeat yet says nothing about a chunk of 20,000
 		{256, 256, 20000, true},     // nor a repeat in 256: ~32,000 values at least
 		{256, 245, 20000, false},    // 11 repeats in 256: about 3,000 values
-		{64, 40, 100, false},        // 40 of 64: about 60 values, in a chunk of 100
+		{64, 20, 100, false},        // 20 of 64: about 20 values, in a chunk of 100
+		{64, 40, 100, true},         // 40 of 64: about 60 values, half of a chunk of 100
 		{64, 64, 64, true},          // all distinct, the whole chunk
 		{1024, 1000, 1100, true},    // already past the share
 		{16384, 16000, 20000, true}, // repeats stopped: ~330,000 values

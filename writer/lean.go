@@ -981,30 +981,38 @@ const minDictionaryJudged = 64
 
 // mostlyDistinctChunk reports whether a chunk of total values, whose
 // first seen values hold distinct different ones, is likely to have more
-// than dictionaryMaxDistinct of its values distinct, so that building its
-// dictionary further is work for nothing.
+// than dictionaryMaxEstimated of its values distinct, so that a dictionary
+// would not pay and building it is work for nothing.
 //
 // The share of distinct values among the first few says little about a
 // whole chunk: 64 values drawn from 3,000 are nearly all different, yet a
 // chunk of 20,000 of them is 15% distinct, and judging it by that share
 // wrote such columns plain, a half larger than with a dictionary. So the
 // judgement estimates the number of distinct values the chunk draws from
-// (the repeats among the first values, as in the birthday problem) and
-// compares it with the chunk's size. With no repeat yet, the estimate is
-// the fewest values for which one repeat was expected: a lower bound, so
-// a unique column is still found out at 64 values in a small chunk, and
-// within a few hundred in a large one.
+// (the repeats among the first values, as in the birthday problem), and
+// from it the chunk's own distinct share. With no repeat yet, the
+// estimate is the fewest values for which one repeat was expected: a lower
+// bound, so a unique column is still found out at 64 values in a small
+// chunk, and within a few hundred in a large one.
 func mostlyDistinctChunk(seen, distinct, total int) bool {
-	limit := dictionaryMaxDistinct * float64(total)
-	if float64(distinct) > limit {
-		return true // already more distinct values than the chunk may have
+	if total <= 0 {
+		return false
 	}
-	n := float64(seen)
-	if distinct >= seen {
-		return n*(n-1)/2 > limit
+	var from float64
+	if n := float64(seen); distinct >= seen {
+		from = n * (n - 1) / 2
+	} else {
+		from = drawnFrom(seen, distinct)
 	}
-	return drawnFrom(seen, distinct) > limit
+	inChunk := from * -math.Expm1(float64(total)*math.Log1p(-1/from))
+	return max(inChunk, float64(distinct)) > dictionaryMaxEstimated*float64(total)
 }
+
+// dictionaryMaxEstimated is the estimated share of distinct values past
+// which a chunk is written plain. On 20,000 random 9-byte strings and as
+// many int64s at zstd level 1, a dictionary was 7% smaller at 22% distinct,
+// even at 37%, and 7% larger at 49% (TestDictionaryWhereItIsSmaller).
+const dictionaryMaxEstimated = 0.4
 
 // drawnFrom estimates from how many equally likely values seen draws
 // were made that gave distinct different ones (distinct < seen): the k
