@@ -998,12 +998,15 @@ func mostlyDistinctChunk(seen, distinct, total int) bool {
 	if total <= 0 {
 		return false
 	}
-	var from float64
-	if n := float64(seen); distinct >= seen {
-		from = n * (n - 1) / 2
-	} else {
-		from = drawnFrom(seen, distinct)
-	}
+	// The repeats seen are few and vary from chunk to chunk: the estimate
+	// takes more of them than were seen (about a 95% upper bound, were
+	// they a Poisson count), so that it is a lower bound on the values
+	// drawn from and a dictionary that pays is rarely given up. With
+	// none seen yet, two: 64 unique values still stop the build in a
+	// chunk of a thousand.
+	repeats := float64(seen - distinct)
+	repeats += 2*math.Sqrt(repeats) + 2
+	from := drawnFrom(seen, max(1, seen-int(math.Ceil(repeats))))
 	inChunk := from * -math.Expm1(float64(total)*math.Log1p(-1/from))
 	return max(inChunk, float64(distinct)) > dictionaryMaxEstimated*float64(total)
 }
