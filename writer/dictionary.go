@@ -85,14 +85,23 @@ func mostlyDistinct(a arrow.Array, seen map[uint64]struct{}) bool {
 	clear(seen)
 	stride := max(1, n/dictionarySample)
 	sampled := 0
+	var pairs []int // neighbours, for the deltas dictionaryShareFor judges
+	wide := int64Like(a)
 	for i := 0; i < n && sampled < dictionarySample; i += stride {
 		if a.IsNull(i) {
 			continue
 		}
 		seen[hash(i)] = struct{}{}
 		sampled++
+		if wide && len(pairs) < 2*minDictionaryJudged && i+1 < n {
+			pairs = append(pairs, i, i+1)
+		}
 	}
-	return sampled >= 64 && mostlyDistinctChunk(sampled, len(seen), n-a.NullN())
+	if sampled < 64 {
+		return false
+	}
+	share := dictionaryShareFor(a, pairs, n-a.NullN())
+	return mostlyDistinctChunk(sampled, len(seen), n-a.NullN(), share)
 }
 
 // valueHasher returns a hash of each value of arr, or nil for types it

@@ -163,6 +163,70 @@ func TestDictionaryWhereItIsSmaller(t *testing.T) {
 	}
 }
 
+// 64-bit integers spread over their whole range (random keys, hashes) cost
+// nearly 64 bits a value as deltas or PLAIN, so a dictionary pays for
+// them up to about 80% distinct, not 40%: columns half distinct keep it,
+// and the file is about the size of pqarrow's.
+func TestDictionaryForWideIntegers(t *testing.T) {
+	for _, c := range []struct{ rows, values int }{{20000, 15000}, {1000, 1000}} {
+		r := rand.New(rand.NewPCG(5, 6))
+		pool := make([]int64, c.values)
+		for i := range pool {
+			pool[i] = int64(r.Uint64())
+		}
+		sc := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		for range c.rows {
+			b.Field(0).(*array.Int64Builder).Append(pool[r.IntN(c.values)])
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCompressionLevel(1),
+			parquet.WithEncodingFor("k", parquet.Encodings.DeltaBinaryPacked))
+		lean := encodeLeanWith(t, rec, props)
+		var ref bytes.Buffer
+		w, err := pqarrow.NewFileWriter(sc, &ref, props, pqarrow.DefaultWriterProps())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		fr, err := file.NewParquetReader(bytes.NewReader(lean))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc, err := fr.MetaData().RowGroup(0).ColumnChunk(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cc.HasDictionaryPage() {
+			t.Errorf("%d rows of %d wide values: no dictionary", c.rows, c.values)
+		}
+		if ratio := float64(len(lean)) / float64(ref.Len()); ratio > 1.05 {
+			t.Errorf("%d rows of %d wide values: lean file %d bytes, pqarrow's %d (%.2f)", c.rows, c.values, len(lean), ref.Len(), ratio)
+		}
+	}
+	// Narrow integers keep the 40%: their deltas are cheap.
+	small := array.NewInt64Builder(memory.DefaultAllocator)
+	for i := range 200 {
+		small.Append(int64(i * 7919 % 100000))
+	}
+	a := small.NewInt64Array()
+	defer a.Release()
+	var pairs []int
+	for i := 1; i < 200; i++ {
+		pairs = append(pairs, i-1, i)
+	}
+	if got := dictionaryShareFor(a, pairs, 200); got != dictionaryMaxEstimated {
+		t.Errorf("share for integers below 100,000: %.2f, want %.2f", got, dictionaryMaxEstimated)
+	}
+}
+
 // The judgement of a chunk's first values, against the chunk's size.
 func TestMostlyDistinctChunk(t *testing.T) {
 	for _, c := range []struct {
@@ -179,7 +243,7 @@ func TestMostlyDistinctChunk(t *testing.T) {
 		{1024, 1000, 1100, true},    // already past the share
 		{16384, 16000, 20000, true}, // repeats stopped: ~330,000 values
 	} {
-		if got := mostlyDistinctChunk(c.seen, c.distinct, c.total); got != c.want {
+		if got := mostlyDistinctChunk(c.seen, c.distinct, c.total, dictionaryMaxEstimated); got != c.want {
 			t.Errorf("mostlyDistinctChunk(%d, %d, %d) = %v, want %v", c.seen, c.distinct, c.total, got, c.want)
 		}
 	}

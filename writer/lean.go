@@ -733,6 +733,23 @@ func (sel selection) each(fn func(i int)) {
 	}
 }
 
+// neighbours returns the positions of the first n selected values as
+// pairs of each with the next (flattened), as a delta page takes them.
+func (sel selection) neighbours(n int) []int {
+	n = min(n, sel.len())
+	out := make([]int, 0, 2*n)
+	at := func(k int) int {
+		if sel.all {
+			return sel.start + k
+		}
+		return int(sel.idx[k])
+	}
+	for k := 1; k < n; k++ {
+		out = append(out, at(k-1), at(k))
+	}
+	return out
+}
+
 // len is the number of selected values.
 func (sel selection) len() int {
 	if sel.all {
@@ -925,11 +942,18 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 	// and values that stop repeating later do not fill one.
 	next := minDictionaryJudged
 	total := sel.len()
+	share := 0.0 // set at the first judgement
 	keep := func() bool {
 		seen++
 		if seen == next {
 			next *= 2
-			if mostlyDistinctChunk(seen, len(s.order), total) {
+			if share == 0 {
+				share = dictionaryMaxEstimated
+				if int64Like(l.values) {
+					share = dictionaryShareFor(l.values, sel.neighbours(seen), total)
+				}
+			}
+			if mostlyDistinctChunk(seen, len(s.order), total, share) {
 				return false
 			}
 		}
@@ -994,7 +1018,7 @@ const minDictionaryJudged = 64
 // estimate is the fewest values for which one repeat was expected: a lower
 // bound, so a unique column is still found out at 64 values in a small
 // chunk, and within a few hundred in a large one.
-func mostlyDistinctChunk(seen, distinct, total int) bool {
+func mostlyDistinctChunk(seen, distinct, total int, maxShare float64) bool {
 	if total <= 0 {
 		return false
 	}
@@ -1008,8 +1032,59 @@ func mostlyDistinctChunk(seen, distinct, total int) bool {
 	repeats += 2*math.Sqrt(repeats) + 2
 	from := drawnFrom(seen, max(1, seen-int(math.Ceil(repeats))))
 	inChunk := from * -math.Expm1(float64(total)*math.Log1p(-1/from))
-	return max(inChunk, float64(distinct)) > dictionaryMaxEstimated*float64(total)
+	return max(inChunk, float64(distinct)) > maxShare*float64(total)
 }
+
+// dictionaryShareFor is the estimated distinct share up to which a
+// dictionary pays for the values of a chunk of total values, judged on
+// the differences of neighbours at pairs (flattened: i0, j0, i1, j1, ...,
+// each j the row after its i): dictionaryMaxEstimated, or more for 64-bit
+// integers whose neighbours differ by most of their range (random keys,
+// hashes). Deltas or PLAIN store those in nearly 64 bits a value, where a
+// dictionary stores each distinct value once and an index of a few bits
+// a row: with deltas of 64 bits a dictionary paid up to about 80% distinct.
+func dictionaryShareFor(a arrow.Array, pairs []int, total int) float64 {
+	var vals []int64
+	switch a := a.(type) {
+	case *array.Int64:
+		vals = a.Int64Values()
+	case *array.Timestamp:
+		ts := a.TimestampValues()
+		vals = unsafe.Slice((*int64)(unsafe.SliceData(ts)), len(ts))
+	default:
+		return dictionaryMaxEstimated
+	}
+	lo, hi, n := int64(math.MaxInt64), int64(math.MinInt64), 0
+	for k := 0; k+1 < len(pairs); k += 2 {
+		i, j := pairs[k], pairs[k+1]
+		if a.IsNull(i) || a.IsNull(j) {
+			continue
+		}
+		d := vals[j] - vals[i]
+		lo, hi, n = min(lo, d), max(hi, d), n+1
+	}
+	if n < 2 {
+		return dictionaryMaxEstimated
+	}
+	// A delta page spends bits.Len of its deltas' range on each value;
+	// a dictionary about log2 of its entries on each index.
+	width := bits.Len64(uint64(hi - lo))
+	share := float64(width-bits.Len(uint(total))) / 64
+	return min(max(share, dictionaryMaxEstimated), dictionaryMaxWide)
+}
+
+// int64Like reports whether a holds 64-bit integers dictionaryShareFor
+// judges by their deltas.
+func int64Like(a arrow.Array) bool {
+	switch a.(type) {
+	case *array.Int64, *array.Timestamp:
+		return true
+	}
+	return false
+}
+
+// dictionaryMaxWide bounds dictionaryShareFor.
+const dictionaryMaxWide = 0.8
 
 // dictionaryMaxEstimated is the estimated share of distinct values past
 // which a chunk is written plain. On 20,000 random 9-byte strings and as
