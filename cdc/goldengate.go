@@ -65,17 +65,16 @@ type GoldenGate struct {
 	// after images by position: the next record of the table almost
 	// always lists the same names in the same order, and comparing with
 	// the name in the same place is cheaper than a lookup per field.
-	// Each entry also holds the table's interned name, so that a record
-	// naming its table by qual_table costs one lookup for both (with
-	// hundreds of tables, each lookup of a 500-entry map was a cache
-	// miss or two).
+	// Each entry also holds the table's name as first seen (interned),
+	// so that a record naming its table by qual_table costs one lookup
+	// for both (with hundreds of tables, each lookup of a 500-entry map
+	// was a cache miss or two).
 	keys map[string]*imageKeys
-	cur  *imageKeys // the keys of the record being decoded, when table found them
 }
 
 type imageKeys struct {
 	before, after []string
-	table         string // the table's interned name
+	table         string // the table's name, the map's key
 }
 
 // maxKeyTables and maxCachedFields bound keys (past the first it starts
@@ -275,7 +274,7 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 	case "OBJECT_METADATA":
 		rec.Class = ClassObjectMetadata
 		t.useDefaultQual()
-		if err := d.table(&t, rec); err != nil {
+		if _, err := d.table(&t, rec); err != nil {
 			return err
 		}
 		if !t.hasColumns {
@@ -297,7 +296,7 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 		}
 		t.useDefaultQual()
 		if t.hasQual {
-			if err := d.table(&t, rec); err != nil {
+			if _, err := d.table(&t, rec); err != nil {
 				return err
 			}
 		} else {
@@ -320,15 +319,12 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 			n.OpType, truncate(rec.OpType, 64), n.Insert, n.Update, n.Delete, n.Upsert)
 	}
 	rec.Class = ClassDML
-	if err := d.table(&t, rec); err != nil {
+	keys, err := d.table(&t, rec)
+	if err != nil {
 		return err
 	}
 	if err := d.meta(&t, rec, true); err != nil {
 		return err
-	}
-	keys := d.cur
-	if keys == nil {
-		keys = tableKeys(d.keys, rec.Table)
 	}
 	if err := d.image(t.beforeIx, t.beforeType, &rec.Before, n.Before, &keys.before); err != nil {
 		return err
@@ -358,21 +354,19 @@ func (t *ggTop) useDefaultQual() {
 }
 
 // table sets rec.Table from qual_table or, when the source was configured
-// without it, from optional catalog/schema/table metadata.
-func (d *GoldenGate) table(t *ggTop, rec *Record) error {
-	d.cur = nil
+// without it, from optional catalog/schema/table metadata, and returns the
+// image keys remembered for the table.
+func (d *GoldenGate) table(t *ggTop, rec *Record) (*imageKeys, error) {
 	if t.hasQual && !hasEscape(t.qualTable) {
-		if k := d.keys[string(t.qualTable)]; k != nil && k.table != "" {
-			rec.Table, d.cur = k.table, k // no copy, and the image keys found too
-			return nil
+		if k := d.keys[string(t.qualTable)]; k != nil {
+			rec.Table = k.table // no copy, and the image keys found by the same lookup
+			return k, nil
 		}
 		rec.Table = d.intern.bytes(t.qualTable)
-		k := tableKeys(d.keys, rec.Table)
-		k.table, d.cur = rec.Table, k
 	} else if t.hasQual {
 		s, err := jsonparser.ParseString(t.qualTable)
 		if err != nil {
-			return Rejectf(ReasonMalformedJSON, "%s is not a valid string", d.names.QualTable)
+			return nil, Rejectf(ReasonMalformedJSON, "%s is not a valid string", d.names.QualTable)
 		}
 		rec.Table = d.intern.string(s)
 	} else if t.table != nil {
@@ -382,9 +376,9 @@ func (d *GoldenGate) table(t *ggTop, rec *Record) error {
 		rec.Table = joinQualified(cat, sch, tab)
 	}
 	if rec.Table == "" {
-		return Rejectf(ReasonBadTableName, "record has no table name (field %q)", d.names.QualTable)
+		return nil, Rejectf(ReasonBadTableName, "record has no table name (field %q)", d.names.QualTable)
 	}
-	return nil
+	return tableKeys(d.keys, rec.Table), nil
 }
 
 // meta reads op_ts, xid and pos. op_ts is required for DML because the date
@@ -466,7 +460,7 @@ func tableKeys(keys map[string]*imageKeys, table string) *imageKeys {
 		if len(keys) >= maxKeyTables {
 			clear(keys)
 		}
-		k = &imageKeys{}
+		k = &imageKeys{table: table}
 		keys[table] = k
 	}
 	return k
