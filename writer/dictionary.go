@@ -85,23 +85,19 @@ func mostlyDistinct(a arrow.Array, seen map[uint64]struct{}) bool {
 	clear(seen)
 	stride := max(1, n/dictionarySample)
 	sampled := 0
-	var pairs []int // neighbours, for the deltas dictionaryShareFor judges
-	wide := int64Like(a)
+	vals := int64Values(a)
+	var deltas deltaRange // of the sampled values' next rows
 	for i := 0; i < n && sampled < dictionarySample; i += stride {
 		if a.IsNull(i) {
 			continue
 		}
 		seen[hash(i)] = struct{}{}
 		sampled++
-		if wide && len(pairs) < 2*minDictionaryJudged && i+1 < n {
-			pairs = append(pairs, i, i+1)
+		if vals != nil && deltas.n < minDictionaryJudged && i+1 < n && !a.IsNull(i+1) {
+			deltas.add(vals[i+1] - vals[i])
 		}
 	}
-	if sampled < 64 {
-		return false
-	}
-	share := dictionaryShareFor(a, pairs, n-a.NullN())
-	return mostlyDistinctChunk(sampled, len(seen), n-a.NullN(), share)
+	return sampled >= 64 && mostlyDistinctChunk(sampled, len(seen), n-a.NullN(), deltas.dictionaryShare(n-a.NullN()))
 }
 
 // valueHasher returns a hash of each value of arr, or nil for types it

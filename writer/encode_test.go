@@ -188,11 +188,11 @@ func TestDictionaryForWideIntegers(t *testing.T) {
 	}
 	a := small.NewInt64Array()
 	defer a.Release()
-	var pairs []int
+	var deltas deltaRange
 	for i := 1; i < 200; i++ {
-		pairs = append(pairs, i-1, i)
+		deltas.add(a.Value(i) - a.Value(i-1))
 	}
-	if got := dictionaryShareFor(a, pairs, 200); got != dictionaryMaxEstimated {
+	if got := deltas.dictionaryShare(200); got != dictionaryMaxEstimated {
 		t.Errorf("share for integers below 100,000: %.2f, want %.2f", got, dictionaryMaxEstimated)
 	}
 }

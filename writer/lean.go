@@ -733,23 +733,6 @@ func (sel selection) each(fn func(i int)) {
 	}
 }
 
-// neighbours returns the positions of the first n selected values as
-// pairs of each with the next (flattened), as a delta page takes them.
-func (sel selection) neighbours(n int) []int {
-	n = min(n, sel.len())
-	out := make([]int, 0, 2*n)
-	at := func(k int) int {
-		if sel.all {
-			return sel.start + k
-		}
-		return int(sel.idx[k])
-	}
-	for k := 1; k < n; k++ {
-		out = append(out, at(k-1), at(k))
-	}
-	return out
-}
-
 // len is the number of selected values.
 func (sel selection) len() int {
 	if sel.all {
@@ -942,17 +925,24 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 	// and values that stop repeating later do not fill one.
 	next := minDictionaryJudged
 	total := sel.len()
-	share := 0.0 // set at the first judgement
+	share := dictionaryMaxEstimated
+	if vals := int64Values(l.values); vals != nil && total >= minDictionaryJudged {
+		// The first values' neighbours, as the chunk's delta page holds them.
+		var r deltaRange
+		prev := -1
+		sel.eachWhile(func(i int) bool {
+			if prev >= 0 {
+				r.add(vals[i] - vals[prev])
+			}
+			prev = i
+			return r.n < minDictionaryJudged-1
+		})
+		share = r.dictionaryShare(total)
+	}
 	keep := func() bool {
 		seen++
 		if seen == next {
 			next *= 2
-			if share == 0 {
-				share = dictionaryMaxEstimated
-				if int64Like(l.values) {
-					share = dictionaryShareFor(l.values, sel.neighbours(seen), total)
-				}
-			}
 			if mostlyDistinctChunk(seen, len(s.order), total, share) {
 				return false
 			}
@@ -1005,8 +995,8 @@ const minDictionaryJudged = 64
 
 // mostlyDistinctChunk reports whether a chunk of total values, whose
 // first seen values hold distinct different ones, is likely to have more
-// than dictionaryMaxEstimated of its values distinct, so that a dictionary
-// would not pay and building it is work for nothing.
+// than maxShare of its values distinct, so that a dictionary would not
+// pay and building it is work for nothing.
 //
 // The share of distinct values among the first few says little about a
 // whole chunk: 64 values drawn from 3,000 are nearly all different, yet a
@@ -1035,55 +1025,51 @@ func mostlyDistinctChunk(seen, distinct, total int, maxShare float64) bool {
 	return max(inChunk, float64(distinct)) > maxShare*float64(total)
 }
 
-// dictionaryShareFor is the estimated distinct share up to which a
-// dictionary pays for the values of a chunk of total values, judged on
-// the differences of neighbours at pairs (flattened: i0, j0, i1, j1, ...,
-// each j the row after its i): dictionaryMaxEstimated, or more for 64-bit
-// integers whose neighbours differ by most of their range (random keys,
-// hashes). Deltas or PLAIN store those in nearly 64 bits a value, where a
-// dictionary stores each distinct value once and an index of a few bits
-// a row: with deltas of 64 bits a dictionary paid up to about 80% distinct.
-func dictionaryShareFor(a arrow.Array, pairs []int, total int) float64 {
-	var vals []int64
+// int64Values returns a's values when it holds 64-bit integers (int64 or
+// timestamps), whose deltas deltaRange judges; nil otherwise.
+func int64Values(a arrow.Array) []int64 {
 	switch a := a.(type) {
 	case *array.Int64:
-		vals = a.Int64Values()
+		return a.Int64Values()
 	case *array.Timestamp:
 		ts := a.TimestampValues()
-		vals = unsafe.Slice((*int64)(unsafe.SliceData(ts)), len(ts))
-	default:
+		return unsafe.Slice((*int64)(unsafe.SliceData(ts)), len(ts))
+	}
+	return nil
+}
+
+// deltaRange is the range of differences between neighbouring values of
+// a 64-bit integer column, which a delta page spends bits.Len of on each
+// value.
+type deltaRange struct {
+	lo, hi int64
+	n      int
+}
+
+func (r *deltaRange) add(d int64) {
+	if r.n == 0 {
+		r.lo, r.hi = d, d
+	}
+	r.lo, r.hi, r.n = min(r.lo, d), max(r.hi, d), r.n+1
+}
+
+// dictionaryShare is the estimated distinct share up to which a
+// dictionary pays for a chunk of total values with these deltas:
+// dictionaryMaxEstimated, or more for integers whose neighbours differ by
+// most of their range (random keys, hashes). Deltas or PLAIN store those
+// in nearly 64 bits a value, where a dictionary stores each distinct value
+// once and an index of about log2 of its entries a row: with deltas of 64
+// bits a dictionary paid up to about 80% distinct.
+func (r deltaRange) dictionaryShare(total int) float64 {
+	if r.n < 2 {
 		return dictionaryMaxEstimated
 	}
-	lo, hi, n := int64(math.MaxInt64), int64(math.MinInt64), 0
-	for k := 0; k+1 < len(pairs); k += 2 {
-		i, j := pairs[k], pairs[k+1]
-		if a.IsNull(i) || a.IsNull(j) {
-			continue
-		}
-		d := vals[j] - vals[i]
-		lo, hi, n = min(lo, d), max(hi, d), n+1
-	}
-	if n < 2 {
-		return dictionaryMaxEstimated
-	}
-	// A delta page spends bits.Len of its deltas' range on each value;
-	// a dictionary about log2 of its entries on each index.
-	width := bits.Len64(uint64(hi - lo))
+	width := bits.Len64(uint64(r.hi - r.lo))
 	share := float64(width-bits.Len(uint(total))) / 64
 	return min(max(share, dictionaryMaxEstimated), dictionaryMaxWide)
 }
 
-// int64Like reports whether a holds 64-bit integers dictionaryShareFor
-// judges by their deltas.
-func int64Like(a arrow.Array) bool {
-	switch a.(type) {
-	case *array.Int64, *array.Timestamp:
-		return true
-	}
-	return false
-}
-
-// dictionaryMaxWide bounds dictionaryShareFor.
+// dictionaryMaxWide bounds deltaRange.dictionaryShare.
 const dictionaryMaxWide = 0.8
 
 // dictionaryMaxEstimated is the estimated share of distinct values past
