@@ -168,14 +168,24 @@ func (c *column) appendInt64(v int64) {
 }
 
 // nextPresent makes room for a present value and returns its index.
+// Every value appended, straight or drained, goes through it, and most
+// need neither room nor a bitmap: those make no further call.
 func (c *column) nextPresent() int {
-	if c.n == c.capRows {
+	i := c.n
+	if i == c.capRows || c.nulls != 0 {
+		c.makePresent(i)
+	}
+	c.n = i + 1
+	return i
+}
+
+// makePresent grows the column for value i and marks it present in the
+// bitmap, when there is one.
+func (c *column) makePresent(i int) {
+	if i == c.capRows {
 		c.grow()
 	}
-	i := c.n
 	c.setValid(i, true)
-	c.n++
-	return i
 }
 
 // newArray hands the values over as an Arrow array; the column is empty

@@ -256,8 +256,25 @@ func varint(st []byte, p int32) (int64, int32) {
 	if c := st[p]; c < 0x80 { // most of them: small values, and lengths
 		return int64(c>>1) ^ -int64(c&1), p + 1
 	}
-	v, n := binary.Varint(st[p:])
-	return v, p + int32(n)
+	return varintLong(st, p)
+}
+
+// varintLong reads a varint of more than a byte. The stage is written by
+// stageRow in this process, so it is not checked for overflow as
+// binary.Varint checks input (whose call, not inlined, cost more than
+// the bytes' decoding).
+func varintLong(st []byte, p int32) (int64, int32) {
+	var x uint64
+	for s := uint(0); ; s += 7 {
+		c := st[p]
+		p++
+		if c < 0x80 {
+			x |= uint64(c) << s
+			break
+		}
+		x |= uint64(c&0x7f) << s
+	}
+	return int64(x>>1) ^ -int64(x&1), p
 }
 
 // uvarint reads a length that stageSlot or stageString wrote at p.
@@ -265,6 +282,10 @@ func uvarint(st []byte, p int32) (int32, int32) {
 	if c := st[p]; c < 0x80 {
 		return int32(c), p + 1
 	}
+	return uvarintLong(st, p)
+}
+
+func uvarintLong(st []byte, p int32) (int32, int32) {
 	v, n := binary.Uvarint(st[p:])
 	return int32(v), p + int32(n)
 }
