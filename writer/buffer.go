@@ -54,18 +54,20 @@ type buffer struct {
 	stage     []byte
 	rowStarts []int32
 	stagePrev stagePrev
+	anchors   []stageAnchor // per column, then xid and pos
 	beforeCur []int32
 	beforeTS  []int64
-	drainTS   []int64            // drainRows' scratch: the rows' op_ts
-	stageMem  []byte             // the stage's own memory, from the allocator
-	kinds     []arrowschema.Kind // of each table column: read per row, and the columns are cold
-	mem       memory.Allocator
-	colMem    *fileArena // set while the file is encoded, when its columns are made then
+	// beforeRows and beforeRefRows are drainBefore's scratch too.
+	beforeRows, beforeRefRows []int32
+	drainTS                   []int64            // drainRows' scratch: the rows' op_ts
+	stageMem                  []byte             // the stage's own memory, from the allocator
+	kinds                     []arrowschema.Kind // of each table column: read per row, and the columns are cold
+	mem                       memory.Allocator
+	colMem                    *fileArena // set while the file is encoded, when its columns are made then
 	// packed holds the rows staged before, in order, after those in the
-	// columns (stage.go); scratch is the writer's, which packs them.
+	// columns (stage.go).
 	packed      []packedRows
 	packedBytes int64
-	scratch     *packScratch
 	hint        *sizeHint // reserved once the columns are made
 
 	rows                    int

@@ -161,6 +161,45 @@ func (c *column) appendString(v string) {
 	c.offsetsSlice()[i+1] = int32(end)
 }
 
+// appendSpliced appends a present string made of the first pre bytes of
+// the value ref holds at [from, to), then mid, then its last suf bytes:
+// a value staged against another (stageText). ref may be c.
+func (c *column) appendSpliced(ref *column, from, to, pre, suf int, mid []byte) {
+	i := c.nextPresent()
+	start := c.dataLen
+	end := start + pre + len(mid) + suf
+	if end > len(c.data.Buf()) {
+		c.data.Reserve(max(2*len(c.data.Buf()), end, 64))
+	}
+	data, r := c.data.Buf(), ref.data.Buf() // after the reserve, which may move c's
+	copy(data[start:start+pre], r[from:])
+	copy(data[start+pre:end-suf], mid)
+	copy(data[end-suf:end], r[to-suf:])
+	c.dataLen = end
+	c.offsetsSlice()[i+1] = int32(end)
+}
+
+// int64At is the 64-bit value (int64 or timestamp) at row i.
+func (c *column) int64At(i int) int64 {
+	return *(*int64)(unsafe.Pointer(&c.data.Buf()[8*i]))
+}
+
+// slotAt is the present value at row i of a float64, decimal or date
+// column.
+func (c *column) slotAt(i int) slot {
+	s := slot{state: slotSet}
+	data := c.data.Buf()
+	switch c.kind {
+	case arrowschema.KindDecimal:
+		s.setDec(*(*decimal128.Num)(unsafe.Pointer(&data[16*i])))
+	case arrowschema.KindDate:
+		s.i64 = int64(*(*int32)(unsafe.Pointer(&data[4*i])))
+	default: // float64
+		s.i64 = *(*int64)(unsafe.Pointer(&data[8*i]))
+	}
+	return s
+}
+
 // appendInt64 appends a present 64-bit value (int64 or timestamp).
 func (c *column) appendInt64(v int64) {
 	i := c.nextPresent()

@@ -2,10 +2,10 @@ package writer
 
 import (
 	"encoding/binary"
-	"fmt"
+	"math"
+	"math/bits"
 	"unsafe"
 
-	"github.com/klauspost/compress/s2"
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 )
@@ -48,27 +48,40 @@ var le = binary.LittleEndian
 // varints, timestamps as a varint of their distance from the row's op_ts,
 // lengths as varints, a boolean in its state byte, and op_ts and
 // src_offset as varints of their distance from the stage's previous row.
-// Fixed-width, they were a third of the staged bytes, mostly zeros that
-// s2 then spent its time on.
+// Fixed-width, they were a third of the staged bytes, mostly zeros.
+//
+// Strings are staged against a reference (stageText): a row image's, and
+// xid's and pos's, against the last value of the column the stage holds
+// whole; a before image's against the row image's value of its column.
+// A before image's other values equal to the row image's (the columns an
+// update left alone) are a state byte.
 func (b *buffer) stageRow(rec *cdc.Record, row, before []slot, src Source) {
 	if b.stageMem == nil {
 		b.stageMem = b.mem.Allocate(stageBytes + stageSlack)
 		b.stage, b.rowStarts = b.stageMem[:0], make([]int32, 0, stageRows)
+		b.anchors = make([]stageAnchor, len(row)+2)
 	}
 	st := b.stage
+	anchors := b.anchors
 	if len(b.rowStarts) == 0 {
 		b.stagePrev = stagePrev{}
+		clear(anchors)
 	}
 	b.rowStarts = append(b.rowStarts, int32(len(st)))
 	ts := rec.OpTS.UnixMicro()
 	st = binary.AppendVarint(st, ts-b.stagePrev.opTS)
-	st = stageString(st, rec.HasXID, rec.XID)
-	st = stageString(st, rec.HasPos, rec.Pos)
+	st = stageString(st, &anchors[len(row)], rec.HasXID, rec.XID)
+	st = stageString(st, &anchors[len(row)+1], rec.HasPos, rec.Pos)
 	st = binary.AppendVarint(st, src.Offset-b.stagePrev.offset)
 	b.stagePrev = stagePrev{opTS: ts, offset: src.Offset}
 	kinds := b.kinds
 	for i := range row {
-		st = stageSlot(st, kinds[i], &row[i], ts)
+		s := &row[i]
+		if s.state == slotSet && (kinds[i] == arrowschema.KindString || kinds[i] == arrowschema.KindBinary) {
+			st = stageAnchored(st, &anchors[i], unsafe.String(unsafe.SliceData(s.bytes), len(s.bytes)))
+			continue
+		}
+		st = stageSlot(st, kinds[i], s, ts)
 	}
 	if b.beforeIdx >= 0 {
 		if before == nil {
@@ -76,7 +89,7 @@ func (b *buffer) stageRow(rec *cdc.Record, row, before []slot, src Source) {
 		} else {
 			st = append(st, 1)
 			for i := range before {
-				st = stageSlot(st, kinds[i], &before[i], ts)
+				st = stageBefore(st, kinds[i], &before[i], &row[i], ts)
 			}
 		}
 	}
@@ -84,6 +97,115 @@ func (b *buffer) stageRow(rec *cdc.Record, row, before []slot, src Source) {
 	if len(b.rowStarts) == stageRows || len(st) >= stageBytes {
 		b.packStage()
 	}
+}
+
+// stageAnchor is where the stage holds the last value of a column that
+// it holds whole (at, n bytes), which the column's next values are
+// staged against; n is 0 for none.
+type stageAnchor struct{ at, n int32 }
+
+// stagedShared, in a set value's state byte, marks a value staged against
+// a reference: a string as the lengths of the prefix and of the suffix it
+// shares with the reference, then the bytes between; any other value (of
+// a before image) as equal to the reference. Below it are a boolean's
+// value (stagedBoolShift) and the state.
+const stagedShared = 1 << 5
+
+// stagedStateMask keeps a staged state byte's state.
+const stagedStateMask = 1<<stagedBoolShift - 1
+
+// stageAnchored stages a set string against the column's anchor, and
+// makes it the anchor when it is staged whole.
+func stageAnchored(st []byte, a *stageAnchor, v string) []byte {
+	var ref string
+	if a.n > 0 {
+		ref = unsafe.String(&st[a.at], a.n)
+	}
+	n := len(st)
+	st = stageText(st, v, ref)
+	if st[n] == byte(slotSet) && len(v) > 0 && len(v) <= math.MaxInt32 {
+		a.at, a.n = int32(len(st)-len(v)), int32(len(v))
+	}
+	return st
+}
+
+// stageText stages a set string against ref: whole, or, when they share
+// enough of their first and last bytes, as the lengths of what they share
+// and the bytes in between. Consecutive values of a column often share a
+// prefix (codes, keys, paths, positions) or a suffix (domains, units),
+// and a before image's strings are most often the row image's. s2, which
+// packed the stage before, found the same repeats, but for more
+// instructions, and its blocks were decompressed again to be drained.
+func stageText(st []byte, v, ref string) []byte {
+	p := commonPrefix(v, ref)
+	s := commonSuffix(v[p:], ref[p:])
+	if p+s < minShared {
+		st = append(st, byte(slotSet))
+		st = binary.AppendUvarint(st, uint64(len(v)))
+		return append(st, v...)
+	}
+	mid := v[p : len(v)-s]
+	st = append(st, byte(slotSet|stagedShared))
+	st = binary.AppendUvarint(st, uint64(p))
+	st = binary.AppendUvarint(st, uint64(s))
+	st = binary.AppendUvarint(st, uint64(len(mid)))
+	return append(st, mid...)
+}
+
+// minShared is the fewest shared bytes worth their two lengths.
+const minShared = 3
+
+// commonPrefix is the length of the longest prefix a and b share.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := le.Uint64(unsafe.Slice(unsafe.StringData(a[i:]), 8)) ^ le.Uint64(unsafe.Slice(unsafe.StringData(b[i:]), 8)); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// commonSuffix is the length of the longest suffix a and b share.
+func commonSuffix(a, b string) int {
+	n := min(len(a), len(b))
+	a, b = a[len(a)-n:], b[len(b)-n:]
+	i := n
+	for ; i >= 8; i -= 8 {
+		if x := le.Uint64(unsafe.Slice(unsafe.StringData(a[i-8:]), 8)) ^ le.Uint64(unsafe.Slice(unsafe.StringData(b[i-8:]), 8)); x != 0 {
+			return n - i + bits.LeadingZeros64(x)/8
+		}
+	}
+	for i > 0 && a[i-1] == b[i-1] {
+		i--
+	}
+	return n - i
+}
+
+// stageBefore stages a before image's value against the row image's
+// value of its column, ref.
+func stageBefore(st []byte, kind arrowschema.Kind, s, ref *slot, ts int64) []byte {
+	if s.state != slotSet || ref.state != slotSet {
+		return stageSlot(st, kind, s, ts)
+	}
+	switch kind {
+	case arrowschema.KindString, arrowschema.KindBinary:
+		return stageText(st, unsafe.String(unsafe.SliceData(s.bytes), len(s.bytes)), unsafe.String(unsafe.SliceData(ref.bytes), len(ref.bytes)))
+	case arrowschema.KindBoolean: // a byte either way
+	case arrowschema.KindDecimal:
+		if s.i64 == ref.i64 && s.hi == ref.hi {
+			return append(st, byte(slotSet|stagedShared))
+		}
+	default:
+		if s.i64 == ref.i64 {
+			return append(st, byte(slotSet|stagedShared))
+		}
+	}
+	return stageSlot(st, kind, s, ts)
 }
 
 // stagePrev is what the stage's last row's op_ts and src_offset are
@@ -96,20 +218,22 @@ type stagePrev struct{ opTS, offset int64 }
 // 700 rows, and their per-file costs (zstd on small pages, file
 // creation and fsync, footers) and the collector's work on the columns of
 // 500 open buffers outweighed the rows' own encoding. A full stage is
-// therefore packed instead of drained: s2-compressed into one allocation,
-// and drained into the columns only when the file is encoded, on the
-// encoding goroutine (unpack). On the 2M-record 500-table stream under
+// therefore packed instead of drained: copied into one allocation of its
+// size, and drained into the columns only when the file is encoded, on
+// the encoding goroutine (unpack). On the 2M-record 500-table stream under
 // 256 MiB: half the files, 18% less wall time and 15% less CPU; packed
 // without compression (then 325 bytes a row, against s2's 175) it ran 10%
 // slower than with s2. Staged compactly (stageRow) the rows take 252
 // bytes, and s2 packs them into 162 with a row's start, in 30% less time;
 // 3-4% fewer files, the same CPU. Compact and not compressed, the run took
-// 3% less CPU but wrote 40% more files and 4.6% more bytes.
+// 3% less CPU but wrote 40% more files and 4.6% more bytes. Strings staged
+// against a reference (stageText) instead take 161 bytes a row without
+// s2, as many as s2 left, for 2% fewer instructions on 600k records of
+// 500 tables (callgrind: 44.9G against 45.8G, files alike).
 type packedRows struct {
-	mem  []byte // the allocator's: the compressed rows, then each row's start (uint32)
-	body int    // bytes of mem that are the compressed rows
+	mem  []byte // the allocator's: the staged rows, then each row's start (uint32)
+	body int    // bytes of mem that are the staged rows
 	rows int
-	size int // bytes of the rows uncompressed
 }
 
 // packStage moves the staged rows into a packed block.
@@ -118,27 +242,15 @@ func (b *buffer) packStage() {
 	if n == 0 {
 		return
 	}
-	if b.scratch == nil {
-		b.scratch = &packScratch{}
-	}
-	sc := b.scratch
-	sc.buf = s2.Encode(sc.buf[:cap(sc.buf)], b.stage)
-	mem := b.mem.Allocate(len(sc.buf) + 4*n)
-	copy(mem, sc.buf)
+	mem := b.mem.Allocate(len(b.stage) + 4*n)
+	copy(mem, b.stage)
 	for i, p := range b.rowStarts {
-		le.PutUint32(mem[len(sc.buf)+4*i:], uint32(p))
+		le.PutUint32(mem[len(b.stage)+4*i:], uint32(p))
 	}
-	b.packed = append(b.packed, packedRows{mem: mem, body: len(sc.buf), rows: n, size: len(b.stage)})
-	if cap(sc.buf) > 4*(stageBytes+stageSlack) {
-		sc.buf = nil // a long row's: not kept for the stages of ordinary ones
-	}
+	b.packed = append(b.packed, packedRows{mem: mem, body: len(b.stage), rows: n})
 	b.packedBytes += int64(len(mem))
 	b.resetStage()
 }
-
-// packScratch is the compression's output before it is copied into an
-// allocation of its size, shared by the buffers of one writer.
-type packScratch struct{ buf []byte }
 
 // unpack drains the packed rows, then the staged ones, into the columns.
 func (b *buffer) unpack() {
@@ -150,7 +262,7 @@ func (b *buffer) unpack() {
 		}
 		staged := 0
 		for _, p := range b.packed {
-			staged += p.size
+			staged += p.body
 		}
 		// Rows appended straight before the buffer packed are already in
 		// the columns: only what the first block adds is scaled.
@@ -159,27 +271,20 @@ func (b *buffer) unpack() {
 		for i, c := range cols {
 			n0[i], d0[i] = c.n, c.dataLen
 		}
-		var st []byte
 		var cur []int32
 		for i, p := range b.packed {
-			var err error
-			st, err = s2.Decode(st[:cap(st)], p.mem[:p.body])
-			if err != nil || len(st) != p.size {
-				// The block was written by packStage in this process.
-				panic(fmt.Sprintf("writer: packed rows of %s do not decode: %v", b.key.Table, err))
-			}
 			cur = cur[:0]
 			for i := range p.rows {
 				cur = append(cur, int32(le.Uint32(p.mem[p.body+4*i:])))
 			}
-			b.drainRows(st, cur)
+			b.drainRows(p.mem[:p.body], cur)
 			b.mem.Free(p.mem)
 			if i == 0 && len(b.packed) > 1 {
 				// The strings' bytes and the before images' rows grow
 				// with the staged bytes: reserving them from the first
 				// block spares the doublings, whose copies were a third
 				// of all bytes allocated.
-				scale := 1.05 * float64(staged) / float64(p.size)
+				scale := 1.05 * float64(staged) / float64(p.body)
 				for j, c := range cols {
 					rows := min(b.rows, n0[j]+int(scale*float64(c.n-n0[j])))
 					c.reserve(rows, d0[j]+int(scale*float64(c.dataLen-d0[j])))
@@ -212,15 +317,13 @@ func (b *buffer) dropStage() {
 	}
 }
 
-// stageString stages a metacolumn's string as stageSlot stages a
+// stageString stages a metacolumn's string as stageRow stages a
 // column's, null unless ok.
-func stageString(st []byte, ok bool, v string) []byte {
+func stageString(st []byte, a *stageAnchor, ok bool, v string) []byte {
 	if !ok {
 		return append(st, byte(slotNull))
 	}
-	st = append(st, byte(slotSet))
-	st = binary.AppendUvarint(st, uint64(len(v)))
-	return append(st, v...)
+	return stageAnchored(st, a, v)
 }
 
 // stageSlot stages a value of a row whose op_ts is ts.
@@ -290,6 +393,18 @@ func uvarintLong(st []byte, p int32) (int32, int32) {
 	return int32(v), p + int32(n)
 }
 
+// sharedLengths reads the three lengths of a string staged against a
+// reference (stageText): nearly always a byte each.
+func sharedLengths(st []byte, p int32) (pre, suf, n, next int32) {
+	if q := st[p : p+3]; q[0]|q[1]|q[2] < 0x80 {
+		return int32(q[0]), int32(q[1]), int32(q[2]), p + 3
+	}
+	pre, p = uvarint(st, p)
+	suf, p = uvarint(st, p)
+	n, p = uvarint(st, p)
+	return pre, suf, n, p
+}
+
 // drainStage appends the staged rows to the columns, one column at a
 // time; rowStarts serves as each row's read position.
 func (b *buffer) drainStage() {
@@ -314,11 +429,11 @@ func (b *buffer) resetStage() {
 // cur serves as each row's read position.
 func (b *buffer) drainRows(st []byte, cur []int32) {
 	ts := b.drainOpTS(st, cur)
-	drainColumn(b.xid, st, cur, nil)
-	drainColumn(b.pos, st, cur, nil)
+	drainColumn(b.xid, st, cur, nil, nil)
+	drainColumn(b.pos, st, cur, nil, nil)
 	drainDeltas(b.srcOffset, st, cur)
 	for _, c := range b.cols {
-		drainColumn(c, st, cur, ts)
+		drainColumn(c, st, cur, ts, nil)
 	}
 	if b.before != nil {
 		b.drainBefore(st, cur, ts)
@@ -352,44 +467,69 @@ func drainDeltas(c *column, st []byte, cur []int32) {
 	}
 }
 
+// drainRefs is what a before image's values were staged against: the
+// row image's column, and the row in it of each value.
+type drainRefs struct {
+	col  *column
+	rows []int32
+}
+
 // drainColumn appends each staged row's value of c and moves past it;
-// ts holds the rows' op_ts (nil for a metacolumn). Strings and 64-bit
+// ts holds the rows' op_ts (nil for a metacolumn), and ref what the
+// values were staged against (nil for a row image's). Strings and 64-bit
 // values, most of the columns, are appended without going through a
 // slot: one switch per column rather than two per value.
-func drainColumn(c *column, st []byte, cur []int32, ts []int64) {
+func drainColumn(c *column, st []byte, cur []int32, ts []int64, ref *drainRefs) {
 	switch c.kind {
 	case arrowschema.KindString, arrowschema.KindBinary, arrowschema.KindInt64:
-		drainDirect(c, st, cur, nil)
+		drainDirect(c, st, cur, nil, ref)
 	case arrowschema.KindTimestamp:
-		drainDirect(c, st, cur, ts)
+		drainDirect(c, st, cur, ts, ref)
 	default:
-		drainSlots(c, st, cur)
+		drainSlots(c, st, cur, ref)
 	}
 }
 
 // drainDirect drains a string, binary or int64 column, or a timestamp
 // column when ts holds the rows' op_ts its values are staged against.
-func drainDirect(c *column, st []byte, cur []int32, ts []int64) {
+func drainDirect(c *column, st []byte, cur []int32, ts []int64, ref *drainRefs) {
 	strings := c.offsets != nil
+	anchor, anchorEnd := 0, 0 // of the column's last value staged whole
 	for r, p := range cur {
-		state := slotState(st[p])
+		state := st[p]
 		p++
 		switch {
-		case state != slotSet:
-			c.appendNulls(1)
-		case strings:
+		case slotState(state) == slotSet && strings:
 			var n int32
 			n, p = uvarint(st, p)
 			v := st[p : p+n] // &st[p] is past the end for an empty last value
 			c.appendString(unsafe.String(unsafe.SliceData(v), n))
 			p += n
-		default:
+			if n > 0 {
+				anchor, anchorEnd = c.dataLen-int(n), c.dataLen
+			}
+		case state == byte(slotSet|stagedShared) && strings:
+			var pre, suf, n int32
+			pre, suf, n, p = sharedLengths(st, p)
+			if ref != nil {
+				offs := ref.col.offsetsSlice()
+				row := ref.rows[r]
+				c.appendSpliced(ref.col, int(offs[row]), int(offs[row+1]), int(pre), int(suf), st[p:p+n])
+			} else {
+				c.appendSpliced(c, anchor, anchorEnd, int(pre), int(suf), st[p:p+n])
+			}
+			p += n
+		case slotState(state) == slotSet:
 			var v int64
 			v, p = varint(st, p)
 			if ts != nil {
 				v += ts[r]
 			}
 			c.appendInt64(v)
+		case state == byte(slotSet|stagedShared):
+			c.appendInt64(ref.col.int64At(int(ref.rows[r])))
+		default:
+			c.appendNulls(1)
 		}
 		cur[r] = p
 	}
@@ -397,13 +537,16 @@ func drainDirect(c *column, st []byte, cur []int32, ts []int64) {
 
 // drainSlots drains a column of the other kinds (float64, decimal,
 // boolean, date) through a slot.
-func drainSlots(c *column, st []byte, cur []int32) {
+func drainSlots(c *column, st []byte, cur []int32, ref *drainRefs) {
 	var s slot
 	for r, p := range cur {
 		state := st[p]
-		s.state = slotState(state & (1<<stagedBoolShift - 1))
+		s.state = slotState(state & stagedStateMask)
 		p++
-		if s.state == slotSet {
+		switch {
+		case state&stagedShared != 0:
+			s = ref.col.slotAt(int(ref.rows[r]))
+		case s.state == slotSet:
 			switch c.kind {
 			case arrowschema.KindFloat64:
 				s.i64 = int64(le.Uint64(st[p:]))
@@ -425,28 +568,39 @@ func drainSlots(c *column, st []byte, cur []int32) {
 // drainBefore appends the staged rows' before images: the struct's
 // validity, then each field's values of the rows that have one. A before
 // image ends its row, so the rows with one are drained field by field
-// from cursors of their own.
+// from cursors of their own. The row image's columns are drained first:
+// the before image's values were staged against them.
 func (b *buffer) drainBefore(st []byte, cur []int32, ts []int64) {
 	s := b.before
-	curB, tsB := b.beforeCur[:0], b.beforeTS[:0]
+	curB, tsB, rowsB := b.beforeCur[:0], b.beforeTS[:0], b.beforeRows[:0]
 	for r, p := range cur {
 		has := st[p] != 0
 		cur[r] = p + 1
 		s.setValid(s.n, has)
 		s.n++
 		if has {
-			curB, tsB = append(curB, p+1), append(tsB, ts[r])
+			curB, tsB, rowsB = append(curB, p+1), append(tsB, ts[r]), append(rowsB, int32(r))
 		} else {
 			s.nulls++
 		}
 	}
 	b.beforeCur, b.beforeTS = curB, tsB
 	if len(curB) == 0 {
+		b.beforeRows = rowsB
 		return
 	}
-	for _, f := range s.fields {
-		drainColumn(f, st, curB, tsB)
+	// The block's rows are the row image's last len(cur).
+	refRows := b.beforeRefRows[:0]
+	for i, f := range s.fields {
+		col := b.cols[i]
+		first := int32(col.n - len(cur))
+		refRows = refRows[:0]
+		for _, r := range rowsB {
+			refRows = append(refRows, first+r)
+		}
+		drainColumn(f, st, curB, tsB, &drainRefs{col: col, rows: refRows})
 	}
+	b.beforeRows, b.beforeRefRows = rowsB, refRows
 }
 
 // appendColumns appends a row straight to the columns.

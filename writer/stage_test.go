@@ -21,7 +21,9 @@ var extremes = []int64{math.MinInt64, math.MinInt64 + 1, -1, 0, 1, math.MaxInt64
 // Rows that pass through the stage come out as the same Arrow arrays as
 // the same values appended straight to the columns: every kind, set,
 // null and absent values, rows with and without before images, drains at
-// the row limit, at the byte limit and for rows longer than the stage.
+// the row limit, at the byte limit and for rows longer than the stage,
+// strings staged whole or against another, before images' values equal
+// to the row image's or not.
 func TestStageKeepsEveryValue(t *testing.T) {
 	types := []string{"string", "binary", "int64", "float64", "decimal(20,3)", "boolean", "timestamp", "date", "string"} // a string last: an empty one ends the stage
 	hints := map[string]arrowschema.Type{}
@@ -63,6 +65,30 @@ func TestStageKeepsEveryValue(t *testing.T) {
 				n = stageBytes + r.IntN(3*stageBytes) // longer than the stage
 			}
 			s.bytes = []byte(strings.Repeat(string(rune('a'+i)), n))
+			if r.IntN(2) == 0 {
+				// Strings are staged against the column's last whole
+				// one: prefixes and suffixes shared with it or not,
+				// overlapping ("aaa" against "aaaa"), empty middles.
+				pre := []string{"", "a", "ORD-", "ORD-0000"}[r.IntN(4)]
+				suf := []string{"", "a", "@example.com", "0000"}[r.IntN(4)]
+				s.bytes = []byte(pre + strings.Repeat("0123456789"[r.IntN(10):], r.IntN(2)) + suf)
+			}
+		}
+		return img
+	}
+	// A before image's values are staged against the row image's: most of
+	// an update's columns are unchanged, some share their ends.
+	beforeOf := func(row []slot) []slot {
+		img := randomImage()
+		for i := range img {
+			switch r.IntN(3) {
+			case 0:
+				img[i] = row[i]
+			case 1:
+				if row[i].bytes != nil {
+					img[i].bytes = append(append([]byte(nil), row[i].bytes[:len(row[i].bytes)/2]...), "x"...)
+				}
+			}
 		}
 		return img
 	}
@@ -83,8 +109,11 @@ func TestStageKeepsEveryValue(t *testing.T) {
 				}
 				row := randomImage()
 				var before []slot
-				if r.IntN(3) == 0 {
+				switch r.IntN(3) {
+				case 0:
 					before = randomImage()
+				case 1:
+					before = beforeOf(row)
 				}
 				src := Source{Partition: "p0", Offset: offset}
 				staged.append(rec, row, before, nil, src, true)

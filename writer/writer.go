@@ -170,9 +170,8 @@ type Writer struct {
 	part       string
 	partCached bool
 
-	pack   packScratch // the buffers' packing (stage.go)
-	arenas arenaPool   // where files of packed rows are unpacked (arena.go)
-	own    Converted   // a record Append converts itself
+	arenas arenaPool // where files of packed rows are unpacked (arena.go)
+	own    Converted // a record Append converts itself
 }
 
 // converterPair is what Append needs per schema version, computed once.
@@ -460,7 +459,6 @@ func (w *Writer) AppendConverted(v *arrowschema.Version, rec *cdc.Record, src So
 	}
 	if b == nil {
 		b = newBuffer(w.cfg.Allocator, key, v, seg, src, w.cfg.Now(), conv.hint, len(w.buffers) >= stageAbove)
-		b.scratch = &w.pack
 		w.buffers[key] = b
 	}
 	conv.last = b
