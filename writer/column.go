@@ -179,27 +179,6 @@ func (c *column) appendSpliced(ref *column, from, to, pre, suf int, mid []byte) 
 	c.offsetsSlice()[i+1] = int32(end)
 }
 
-// int64At is the 64-bit value (int64 or timestamp) at row i.
-func (c *column) int64At(i int) int64 {
-	return *(*int64)(unsafe.Pointer(&c.data.Buf()[8*i]))
-}
-
-// slotAt is the present value at row i of a float64, decimal or date
-// column.
-func (c *column) slotAt(i int) slot {
-	s := slot{state: slotSet}
-	data := c.data.Buf()
-	switch c.kind {
-	case arrowschema.KindDecimal:
-		s.setDec(*(*decimal128.Num)(unsafe.Pointer(&data[16*i])))
-	case arrowschema.KindDate:
-		s.i64 = int64(*(*int32)(unsafe.Pointer(&data[4*i])))
-	default: // float64
-		s.i64 = *(*int64)(unsafe.Pointer(&data[8*i]))
-	}
-	return s
-}
-
 // appendInt64 appends a present 64-bit value (int64 or timestamp).
 func (c *column) appendInt64(v int64) {
 	i := c.nextPresent()
@@ -493,6 +472,17 @@ func (c *column) spread(mem memory.Allocator, present []byte, rows int) *column 
 	return out
 }
 
+// valueBounds is where the bytes of value j of a string or binary column
+// are in its data.
+func (c *column) valueBounds(j int) (int, int) {
+	offs := c.offsetsSlice()
+	start := int32(0) // offsets[0] is written by newArray
+	if j > 0 {
+		start = offs[j]
+	}
+	return int(start), int(offs[j+1])
+}
+
 // appendFrom appends value j of src, a column of the same kind.
 func (c *column) appendFrom(src *column, j int) {
 	if src.nulls > 0 && !bitutil.BitIsSet(src.valid.Buf(), j) {
@@ -501,12 +491,8 @@ func (c *column) appendFrom(src *column, j int) {
 	}
 	switch {
 	case src.offsets != nil:
-		offs := src.offsetsSlice()
-		start := int32(0) // offsets[0] is written by newArray
-		if j > 0 {
-			start = offs[j]
-		}
-		v := src.data.Buf()[start:offs[j+1]]
+		from, to := src.valueBounds(j)
+		v := src.data.Buf()[from:to]
 		c.appendString(unsafe.String(unsafe.SliceData(v), len(v)))
 	case c.kind == arrowschema.KindBoolean:
 		v := bitutil.BitIsSet(src.data.Buf(), j)

@@ -512,9 +512,8 @@ func drainDirect(c *column, st []byte, cur []int32, ts []int64, ref *drainRefs) 
 			var pre, suf, n int32
 			pre, suf, n, p = sharedLengths(st, p)
 			if ref != nil {
-				offs := ref.col.offsetsSlice()
-				row := ref.rows[r]
-				c.appendSpliced(ref.col, int(offs[row]), int(offs[row+1]), int(pre), int(suf), st[p:p+n])
+				from, to := ref.col.valueBounds(int(ref.rows[r]))
+				c.appendSpliced(ref.col, from, to, int(pre), int(suf), st[p:p+n])
 			} else {
 				c.appendSpliced(c, anchor, anchorEnd, int(pre), int(suf), st[p:p+n])
 			}
@@ -527,7 +526,7 @@ func drainDirect(c *column, st []byte, cur []int32, ts []int64, ref *drainRefs) 
 			}
 			c.appendInt64(v)
 		case state == byte(slotSet|stagedShared):
-			c.appendInt64(ref.col.int64At(int(ref.rows[r])))
+			c.appendFrom(ref.col, int(ref.rows[r]))
 		default:
 			c.appendNulls(1)
 		}
@@ -545,7 +544,9 @@ func drainSlots(c *column, st []byte, cur []int32, ref *drainRefs) {
 		p++
 		switch {
 		case state&stagedShared != 0:
-			s = ref.col.slotAt(int(ref.rows[r]))
+			c.appendFrom(ref.col, int(ref.rows[r]))
+			cur[r] = p
+			continue
 		case s.state == slotSet:
 			switch c.kind {
 			case arrowschema.KindFloat64:
@@ -589,16 +590,14 @@ func (b *buffer) drainBefore(st []byte, cur []int32, ts []int64) {
 		b.beforeRows = rowsB
 		return
 	}
-	// The block's rows are the row image's last len(cur).
+	// The block's rows are the row image's last len(cur), in every column.
 	refRows := b.beforeRefRows[:0]
+	first := int32(b.opTS.n - len(cur))
+	for _, r := range rowsB {
+		refRows = append(refRows, first+r)
+	}
 	for i, f := range s.fields {
-		col := b.cols[i]
-		first := int32(col.n - len(cur))
-		refRows = refRows[:0]
-		for _, r := range rowsB {
-			refRows = append(refRows, first+r)
-		}
-		drainColumn(f, st, curB, tsB, &drainRefs{col: col, rows: refRows})
+		drainColumn(f, st, curB, tsB, &drainRefs{col: b.cols[i], rows: refRows})
 	}
 	b.beforeRows, b.beforeRefRows = rowsB, refRows
 }
