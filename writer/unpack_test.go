@@ -74,7 +74,8 @@ func TestDirectThenPackedThenDirectRowsWriteOneBuffersFile(t *testing.T) {
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	for _, deferEnc := range []bool{false, true} {
+	for _, c := range []struct{ deferEnc, justPacked bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		deferEnc := c.deferEnc
 		w := newWriter(t, Config{Allocator: mem, DeferEncode: deferEnc})
 		one := newWriter(t, Config{Allocator: mem})
 		ai := 0
@@ -91,10 +92,24 @@ func TestDirectThenPackedThenDirectRowsWriteOneBuffersFile(t *testing.T) {
 			mustAppend(t, w, bb[p].v, bb[p].rec, Source{Partition: fmt.Sprintf("c%02d", p), Offset: int64(p)})
 		}
 		addA(64*5 + 17)
+		var hot *buffer
 		for k, b := range w.buffers {
-			if k.Partition == "hot" && len(b.packed) == 0 {
-				t.Fatal("hot buffer not packed")
+			if k.Partition == "hot" {
+				hot = b
 			}
+		}
+		if hot == nil || len(hot.packed) == 0 {
+			t.Fatal("hot buffer not packed")
+		}
+		if c.justPacked {
+			// The switch back to direct rows right after a pack, when
+			// the stage holds no row (and no memory) but the packed
+			// blocks do.
+			for len(hot.rowStarts) > 0 {
+				addA(1)
+			}
+		} else if len(hot.rowStarts) == 0 {
+			addA(1)
 		}
 		bf, err := w.FlushTable(bb[0].v.Table, "ddl")
 		if err != nil {
@@ -113,7 +128,7 @@ func TestDirectThenPackedThenDirectRowsWriteOneBuffersFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got[0].Data, want[0].Data) {
-			t.Errorf("defer=%v: the file differs from one buffer's (%d rows vs %d)", deferEnc, got[0].Rows, want[0].Rows)
+			t.Errorf("defer=%v, just packed=%v: the file differs from one buffer's (%d rows vs %d)", deferEnc, c.justPacked, got[0].Rows, want[0].Rows)
 		}
 		w.Close()
 		one.Close()
