@@ -27,3 +27,8 @@ go test -race -shuffle=on -count=1 -timeout 30m ./...
 # Allocation counts are not the steady state under the race detector
 # (its sync.Pool drops items at random), so these run once without it.
 go test -count=1 -run 'TestEncodeAllocatesWithinItsWeight|TestEncodeWeightCoversIncompressibleValues' ./writer
+# The JSON parser comparison is a module of its own (its parsers are not
+# the exporter's dependencies): its test holds each parser to the
+# decoder's reading of the records, so that the benchmark compares like
+# with like.
+(cd tools/parsebench && go mod tidy -diff && go vet ./... && go test -count=1 ./...)
