@@ -110,10 +110,6 @@ var parsers = []parser{
 					for _, f := range im.Fields {
 						s.fields++
 						s.valueBytes += valueLen(f.Value)
-					}
-				}
-				for _, im := range []*cdc.Image{&rec.Before, &rec.After} {
-					for _, f := range im.Fields {
 						s.names += f.Name + ","
 					}
 				}
@@ -190,11 +186,8 @@ var parsers = []parser{
 							v, _ := el.Iter.Bool()
 							sum.valueBytes += len(strconv.FormatBool(v))
 						default:
-							// Numbers as the record has them: simdjson
-							// parses them, so their text is counted from
-							// the value, as exact as the others' here.
 							f, _ := el.Iter.Float()
-							sum.valueBytes += len(strconv.FormatFloat(f, 'f', -1, 64))
+							sum.valueBytes += floatLen(f)
 						}
 						sum.names += string(fname) + ","
 					}
@@ -239,7 +232,7 @@ func mapParser(unmarshal func([]byte, any) error) func([]byte, *summary) error {
 		// A map has no order: the names are taken in the record's order
 		// from the text, as the others find them.
 		for _, im := range []string{"before", "after"} {
-			_ = jsonparser.ObjectEach(mustGet(l, im), func(k, _ []byte, _ jsonparser.ValueType, _ int) error {
+			_ = jsonparser.ObjectEach(member(l, im), func(k, _ []byte, _ jsonparser.ValueType, _ int) error {
 				s.names += string(k) + ","
 				return nil
 			})
@@ -248,7 +241,9 @@ func mapParser(unmarshal func([]byte, any) error) func([]byte, *summary) error {
 	}
 }
 
-func mustGet(l []byte, key string) []byte {
+// member is the record's member key, or nil when it has none (an image a
+// record leaves out).
+func member(l []byte, key string) []byte {
 	v, _, _, _ := jsonparser.Get(l, key)
 	return v
 }
@@ -262,7 +257,7 @@ func anyLen(v any) int {
 	case bool:
 		return len(strconv.FormatBool(v))
 	case float64:
-		return len(strconv.FormatFloat(v, 'f', -1, 64))
+		return floatLen(v)
 	}
 	panic(fmt.Sprintf("unexpected %T", v))
 }
@@ -278,10 +273,15 @@ func valueLen(raw []byte) int {
 		return len(s)
 	}
 	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
-		return len(strconv.FormatFloat(f, 'f', -1, 64))
+		return floatLen(f)
 	}
 	return len(raw)
 }
+
+// floatLen is how a number's text is counted: as the float64 it reads as,
+// since the parsers that build values (and simdjson-go's tape) keep that
+// and not the text.
+func floatLen(f float64) int { return len(strconv.FormatFloat(f, 'f', -1, 64)) }
 
 // jsonparserWalk reads every member of the record and of its images with
 // buger/jsonparser, without building anything.
@@ -310,7 +310,7 @@ func jsonparserWalk(l []byte, s *summary) error {
 					if err != nil {
 						return err
 					}
-					sum.valueBytes += len(strconv.FormatFloat(f, 'f', -1, 64))
+					sum.valueBytes += floatLen(f)
 				default:
 					sum.valueBytes += len(fv)
 				}
