@@ -1,4 +1,4 @@
-package writer
+package parquetenc
 
 import (
 	"bytes"
@@ -196,30 +196,24 @@ type leanScratch struct {
 	zstd heldEncoder
 }
 
-// leanScratches keeps a scratch for each file and each chunk helper that
-// can be encoding at once (a file per CPU, a helper per CPU).
-var leanScratches = newLIFO[*leanScratch](max(8, 2*runtime.GOMAXPROCS(0)))
-
-// chunkHelpers holds a token for each helper goroutine encoding chunks.
-var chunkHelpers = make(chan struct{}, runtime.GOMAXPROCS(0))
-
-func getLeanScratch() *leanScratch {
-	if s, ok := leanScratches.get(); ok {
+func (e *Encoder) getScratch() *leanScratch {
+	if s, ok := e.scratches.get(); ok {
 		return s
 	}
 	return &leanScratch{seen: make(map[uint64]struct{}, dictionarySample), strDict: map[string]int32{},
 		numDict: map[uint64]int32{}, decDict: map[decimal128.Num]int32{}}
 }
 
-func putLeanScratch(s *leanScratch) {
+func (e *Encoder) putScratch(s *leanScratch) {
 	// A scratch grown by a huge column is not worth keeping.
-	if s.out.Cap() > 32<<20 || s.page.Cap() > 16<<20 || cap(s.values) > 16<<20 || !leanScratches.put(s) {
+	if s.out.Cap() > 32<<20 || s.page.Cap() > 16<<20 || cap(s.values) > 16<<20 || !e.scratches.put(s) {
 		s.zstd.release() // the encoder outlives the scratch
 	}
 }
 
 // leanFile is one encoding in progress, or one of its chunk workers.
 type leanFile struct {
+	enc   *Encoder      // whose scratches, helpers and codec it uses
 	out   *bytes.Buffer // where this worker's column chunks are written
 	props *parquet.WriterProperties
 	codec compress.Codec // nil for uncompressed
@@ -234,24 +228,29 @@ type leanFile struct {
 	footer func(fs *footerShape, b []byte, rowGroups []rowGroupMeta, kv metadata.KeyValueMetadata) []byte
 }
 
-// encodeLean returns rec as a Parquet file with schema sc.
-func encodeLean(fs *footerShape, leaves []leaf, rec arrow.RecordBatch, props *parquet.WriterProperties,
-	kv metadata.KeyValueMetadata) ([]byte, error) {
-	f := &leanFile{props: props, level: props.CompressionLevel(), rows: int(rec.NumRows()), footer: (*footerShape).appendFooter}
+// encodeLean returns rec as a Parquet file with the footer shape fs, and
+// its row groups' chunk metadata.
+func (e *Encoder) encodeLean(fs *footerShape, leaves []leaf, rec arrow.RecordBatch, props *parquet.WriterProperties,
+	kv metadata.KeyValueMetadata) ([]byte, []rowGroupMeta, error) {
+	f := &leanFile{enc: e, props: props, level: props.CompressionLevel(), rows: int(rec.NumRows()), footer: (*footerShape).appendFooter}
 	return f.encodeBatch(fs, leaves, rec, kv)
 }
 
-func (f *leanFile) encodeBatch(fs *footerShape, leaves []leaf, rec arrow.RecordBatch, kv metadata.KeyValueMetadata) ([]byte, error) {
+func (f *leanFile) encodeBatch(fs *footerShape, leaves []leaf, rec arrow.RecordBatch, kv metadata.KeyValueMetadata) ([]byte, []rowGroupMeta, error) {
 	props := f.props
-	if codecType := props.Compression(); codecType != compress.Codecs.Uncompressed {
+	switch codecType := props.Compression(); codecType {
+	case compress.Codecs.Uncompressed:
+	case compress.Codecs.Zstd:
+		f.codec = f.enc.zstd
+	default:
 		c, err := compress.GetCodec(codecType)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		f.codec = c
 	}
-	f.s = getLeanScratch()
-	defer putLeanScratch(f.s)
+	f.s = f.enc.getScratch()
+	defer f.enc.putScratch(f.s)
 	for i := range leaves {
 		// Values that repeat only locally (a transaction's rows share its
 		// xid) fool a judgement on consecutive values, so a large column
@@ -259,7 +258,7 @@ func (f *leanFile) encodeBatch(fs *footerShape, leaves []leaf, rec arrow.RecordB
 		// are; a small one is judged on its values as the dictionary is
 		// built, which costs nothing extra.
 		if v := leaves[i].values; v.Len()-v.NullN() >= 4*dictionarySample {
-			leaves[i].plain = mostlyDistinct(v, f.s.seen)
+			leaves[i].plain = mostlyDistinct(v, f.s.seen, f.enc.seed)
 		}
 	}
 	return f.encode(fs, leaves, props.MaxRowGroupLength(), kv)
@@ -278,7 +277,7 @@ type chunkPlace struct {
 // a third of the run while reading waited for its memory: with one
 // goroutine per file, the other core was idle then. The bytes are those of
 // a serial encoding; only the order chunks are built in changes.
-func (f *leanFile) encode(fs *footerShape, leaves []leaf, rowGroupRows int64, kv metadata.KeyValueMetadata) ([]byte, error) {
+func (f *leanFile) encode(fs *footerShape, leaves []leaf, rowGroupRows int64, kv metadata.KeyValueMetadata) ([]byte, []rowGroupMeta, error) {
 	rgRows := int(rowGroupRows)
 	if rgRows <= 0 {
 		rgRows = f.rows
@@ -290,14 +289,14 @@ func (f *leanFile) encode(fs *footerShape, leaves []leaf, rowGroupRows int64, kv
 			// takes the ones free, so no more than a helper per CPU run
 			// beside the files, and the pools keep what they need.
 			select {
-			case chunkHelpers <- struct{}{}:
-				defer func() { <-chunkHelpers }()
+			case f.enc.helpers <- struct{}{}:
+				defer func() { <-f.enc.helpers }()
 			default:
 				continue
 			}
 		}
-		w := &leanFile{props: f.props, codec: f.codec, level: f.level, rows: f.rows, s: getLeanScratch()}
-		defer putLeanScratch(w.s)
+		w := &leanFile{enc: f.enc, props: f.props, codec: f.codec, level: f.level, rows: f.rows, s: f.enc.getScratch()}
+		defer f.enc.putScratch(w.s)
 		workers = append(workers, w)
 	}
 	for _, w := range workers {
@@ -312,7 +311,7 @@ func (f *leanFile) encode(fs *footerShape, leaves []leaf, rowGroupRows int64, kv
 		at := len(places)
 		places = append(places, make([]chunkPlace, len(leaves))...)
 		if err := encodeChunks(workers, fs, leaves, &rg, places[at:], start, end); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rowGroups = append(rowGroups, rg)
 	}
@@ -338,7 +337,7 @@ func (f *leanFile) encode(fs *footerShape, leaves []leaf, rowGroupRows int64, kv
 	}
 	file = append(file, s.footer...)
 	file = binary.LittleEndian.AppendUint32(file, uint32(len(s.footer)))
-	return append(file, "PAR1"...), nil
+	return append(file, "PAR1"...), rowGroups, nil
 }
 
 // chunkWorkers is how many goroutines encode a file of n leaves: one per
@@ -972,7 +971,7 @@ func (f *leanFile) buildDictionary(l *leaf, sel selection) bool {
 		}
 		// For the numeric types left here the "hash" is the value's own
 		// bits: exact, so it can key the dictionary.
-		key := valueHasher(l.values)
+		key := valueHasher(l.values, f.enc.seed)
 		if key == nil {
 			return false // booleans: no dictionary
 		}
@@ -1242,6 +1241,7 @@ func (e *rleEncoder) flushLiteral() {
 // Parquet orders the column's type.
 type statsAcc struct {
 	has              bool
+	nan              bool // a NaN was seen: the chunk gets no min and max
 	minI, maxI       int64
 	minF, maxF       float64
 	minB, maxB       []byte
@@ -1263,9 +1263,11 @@ func (a *statsAcc) ints(v []int64) {
 	}
 }
 
-// float skips NaN, which has no place in an order, as the format requires.
+// float skips NaN, which has no place in an order, as the format requires,
+// but remembers it: encode then leaves min and max out.
 func (a *statsAcc) float(v float64) {
 	if math.IsNaN(v) {
+		a.nan = true
 		return
 	}
 	if !a.has {
@@ -1316,6 +1318,13 @@ func (a *statsAcc) encode(l *leaf, nulls int64) metadata.EncodedStatistics {
 	enc.SetNullCount(nulls)
 	if !a.has {
 		enc.AllNullValue = true
+		return enc
+	}
+	if a.nan {
+		// The format lets a chunk's min and max skip its NaNs, but
+		// readers that prune on them (DuckDB) then skip the chunk for a
+		// filter a NaN row passes, or a NaN row for one it fails: as
+		// parquet-mr (PARQUET-1246), a chunk holding NaN has none.
 		return enc
 	}
 	switch l.values.(type) {

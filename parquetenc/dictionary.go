@@ -1,4 +1,4 @@
-package writer
+package parquetenc
 
 import (
 	"hash/maphash"
@@ -27,13 +27,11 @@ const (
 	dictionaryMaxDistinct = 0.9
 )
 
-var dictionarySeed = maphash.MakeSeed()
-
 // dictionaryProperties returns one WithDictionaryFor per leaf column of
 // the Parquet schema sc that should be written plain. Leaves are matched
 // to arrays in schema order; if the shapes disagree (a type this function
 // does not walk), it returns nothing and the writer's default applies.
-func dictionaryProperties(sc *schema.Schema, rec arrow.RecordBatch) []parquet.WriterProperty {
+func dictionaryProperties(sc *schema.Schema, rec arrow.RecordBatch, seed maphash.Seed) []parquet.WriterProperty {
 	var leaves []arrow.Array
 	for _, col := range rec.Columns() {
 		leaves = leafArrays(col, leaves)
@@ -44,7 +42,7 @@ func dictionaryProperties(sc *schema.Schema, rec arrow.RecordBatch) []parquet.Wr
 	seen := make(map[uint64]struct{}, dictionarySample)
 	var props []parquet.WriterProperty
 	for i, a := range leaves {
-		if !mostlyDistinct(a, seen) {
+		if !mostlyDistinct(a, seen, seed) {
 			continue
 		}
 		props = append(props, parquet.WithDictionaryFor(sc.Column(i).ColumnPath().String(), false))
@@ -73,12 +71,12 @@ func leafArrays(arr arrow.Array, out []arrow.Array) []arrow.Array {
 // share past what a dictionary pays for (mostlyDistinctChunk). Columns too
 // small to matter, booleans (never dictionary encoded) and types it
 // cannot hash cheaply keep the dictionary.
-func mostlyDistinct(a arrow.Array, seen map[uint64]struct{}) bool {
+func mostlyDistinct(a arrow.Array, seen map[uint64]struct{}, seed maphash.Seed) bool {
 	n := a.Len()
 	if n-a.NullN() < 64 {
 		return false
 	}
-	hash := valueHasher(a)
+	hash := valueHasher(a, seed)
 	if hash == nil {
 		return false
 	}
@@ -103,14 +101,14 @@ func mostlyDistinct(a arrow.Array, seen map[uint64]struct{}) bool {
 // valueHasher returns a hash of each value of arr, or nil for types it
 // does not hash. For integer, float, timestamp and date arrays the hash is
 // the value's own bits, exact: the lean encoder keys dictionaries on it.
-func valueHasher(arr arrow.Array) func(int) uint64 {
+func valueHasher(arr arrow.Array, seed maphash.Seed) func(int) uint64 {
 	switch a := arr.(type) {
 	case *array.String:
-		return func(i int) uint64 { return maphash.String(dictionarySeed, a.Value(i)) }
+		return func(i int) uint64 { return maphash.String(seed, a.Value(i)) }
 	case *array.LargeString:
-		return func(i int) uint64 { return maphash.String(dictionarySeed, a.Value(i)) }
+		return func(i int) uint64 { return maphash.String(seed, a.Value(i)) }
 	case *array.Binary:
-		return func(i int) uint64 { return maphash.Bytes(dictionarySeed, a.Value(i)) }
+		return func(i int) uint64 { return maphash.Bytes(seed, a.Value(i)) }
 	case *array.Int64:
 		return func(i int) uint64 { return uint64(a.Value(i)) }
 	case *array.Int32:
