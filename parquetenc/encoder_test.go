@@ -242,3 +242,59 @@ func decimalBytes(v int64, n int) []byte {
 	}
 	return b
 }
+
+// An Arrow field's PARQUET:field_id becomes its Parquet schema element's
+// field_id in the lean encoder's files as in pqarrow's (Iceberg finds
+// columns by it), nested fields and the list's element included.
+func TestFieldIDsReachTheParquetSchema(t *testing.T) {
+	id := func(v string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{v}) }
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64, Metadata: id("1")},
+		{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: id("4")}),
+			Nullable: true, Metadata: id("3")},
+		{Name: "l", Type: arrow.ListOfField(arrow.Field{Name: "element", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: id("6")}),
+			Nullable: true, Metadata: id("5")},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).Append(1)
+	b.Field(1).(*array.StringBuilder).Append("x")
+	b.Field(2).(*array.StructBuilder).Append(true)
+	b.Field(2).(*array.StructBuilder).FieldBuilder(0).(*array.StringBuilder).Append("y")
+	b.Field(3).(*array.ListBuilder).Append(true)
+	b.Field(3).(*array.ListBuilder).ValueBuilder().(*array.StringBuilder).Append("z")
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for _, viaArrow := range []bool{false, true} {
+		e, err := New(Options{PqarrowOnly: viaArrow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Encode(e.NewShape(sc, "T", 1), rec, nil)
+		if err != nil || res.Fallback != "" {
+			t.Fatalf("arrow %v: %v, fallback %q", viaArrow, err, res.Fallback)
+		}
+		rdr, _ := readBack(t, res.Data)
+		pq := rdr.MetaData().Schema
+		got := map[string]int32{}
+		for i := range pq.Root().NumFields() {
+			n := pq.Root().Field(i)
+			got[n.Name()] = n.FieldID()
+		}
+		for i := range pq.NumColumns() {
+			got[pq.Column(i).Path()] = pq.Column(i).SchemaNode().FieldID()
+		}
+		want := map[string]int32{"a": 1, "b": -1, "st": 3, "st.x": 4, "l": 5, "l.list.element": 6}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("arrow %v: %s has field_id %d, want %d (all: %v)", viaArrow, k, got[k], v, got)
+			}
+		}
+		for i, c := range res.Columns {
+			if c.FieldID != got[c.Path] {
+				t.Errorf("arrow %v: column %d (%s) statistics carry field ID %d, the file %d", viaArrow, i, c.Path, c.FieldID, got[c.Path])
+			}
+		}
+	}
+}
