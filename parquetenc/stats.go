@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
@@ -164,4 +166,127 @@ func pqarrowStats(cols []columnInfo, md *metadata.FileMetaData, nans []int64) []
 		out[i] = fileStats(col, chunks, nans[i])
 	}
 	return out
+}
+
+// statsAcc is a column chunk's running minimum and maximum, compared as
+// Parquet orders the column's type.
+type statsAcc struct {
+	has              bool
+	nan              bool // a NaN was seen: the chunk gets no min and max
+	minI, maxI       int64
+	minF, maxF       float64
+	minB, maxB       []byte
+	minD, maxD       decimal128.Num
+	minBool, maxBool bool
+}
+
+func (a *statsAcc) int(v int64) {
+	if !a.has {
+		a.has, a.minI, a.maxI = true, v, v
+		return
+	}
+	a.minI, a.maxI = min(a.minI, v), max(a.maxI, v)
+}
+
+func (a *statsAcc) ints(v []int64) {
+	for _, x := range v {
+		a.int(x)
+	}
+}
+
+// float skips NaN, which has no place in an order, as the format requires,
+// but remembers it: encode then leaves min and max out.
+func (a *statsAcc) float(v float64) {
+	if math.IsNaN(v) {
+		a.nan = true
+		return
+	}
+	if !a.has {
+		a.has, a.minF, a.maxF = true, v, v
+		return
+	}
+	a.minF, a.maxF = math.Min(a.minF, v), math.Max(a.maxF, v)
+}
+
+func (a *statsAcc) bool(v bool) {
+	if !a.has {
+		a.has, a.minBool, a.maxBool = true, v, v
+		return
+	}
+	a.minBool = a.minBool && v
+	a.maxBool = a.maxBool || v
+}
+
+// bytes keeps its own copies: the chunk's values are only borrowed.
+func (a *statsAcc) bytes(v []byte) {
+	if !a.has {
+		a.has = true
+		a.minB, a.maxB = append(a.minB[:0], v...), append(a.maxB[:0], v...)
+		return
+	}
+	if bytes.Compare(v, a.minB) < 0 {
+		a.minB = append(a.minB[:0], v...)
+	} else if bytes.Compare(v, a.maxB) > 0 {
+		a.maxB = append(a.maxB[:0], v...)
+	}
+}
+
+func (a *statsAcc) decimal(v decimal128.Num) {
+	if !a.has {
+		a.has, a.minD, a.maxD = true, v, v
+		return
+	}
+	if v.Less(a.minD) {
+		a.minD = v
+	}
+	if a.maxD.Less(v) {
+		a.maxD = v
+	}
+}
+
+func (a *statsAcc) encode(l *leaf, nulls int64) metadata.EncodedStatistics {
+	var enc metadata.EncodedStatistics
+	enc.SetNullCount(nulls)
+	if !a.has {
+		enc.AllNullValue = true
+		return enc
+	}
+	if a.nan {
+		// The format lets a chunk's min and max skip its NaNs, but
+		// readers that prune on them (DuckDB) then skip the chunk for a
+		// filter a NaN row passes, or a NaN row for one it fails: as
+		// parquet-mr (PARQUET-1246), a chunk holding NaN has none.
+		return enc
+	}
+	switch l.values.(type) {
+	case *array.Int64, *array.Timestamp:
+		enc.SetMin(binary.LittleEndian.AppendUint64(nil, uint64(a.minI)))
+		enc.SetMax(binary.LittleEndian.AppendUint64(nil, uint64(a.maxI)))
+	case *array.Date32, *array.Int32:
+		enc.SetMin(binary.LittleEndian.AppendUint32(nil, uint32(int32(a.minI))))
+		enc.SetMax(binary.LittleEndian.AppendUint32(nil, uint32(int32(a.maxI))))
+	case *array.Float64:
+		lo, hi := a.minF, a.maxF
+		if lo == 0 {
+			lo = math.Copysign(0, -1) // the format asks for -0 as a zero minimum
+		}
+		if hi == 0 {
+			hi = 0
+		}
+		enc.SetMin(binary.LittleEndian.AppendUint64(nil, math.Float64bits(lo)))
+		enc.SetMax(binary.LittleEndian.AppendUint64(nil, math.Float64bits(hi)))
+	case *array.Boolean:
+		enc.SetMin([]byte{byte(b2i(a.minBool))})
+		enc.SetMax([]byte{byte(b2i(a.maxBool))})
+	case *array.String, *array.Binary:
+		// Not nil when empty: the footer leaves out a nil value, and ""
+		// is a minimum like any other.
+		enc.SetMin(append([]byte{}, a.minB...))
+		enc.SetMax(append([]byte{}, a.maxB...))
+	case *array.Decimal128:
+		w := l.col.TypeLength()
+		enc.SetMin(appendDecimal(nil, a.minD, w))
+		enc.SetMax(appendDecimal(nil, a.maxD, w))
+	}
+	return enc
 }
