@@ -30,6 +30,7 @@ type Metrics struct {
 	read           *prometheus.CounterVec // partition
 	uploadSeconds  prometheus.Histogram
 	storageRetries *prometheus.CounterVec // op
+	fallbacks      *prometheus.CounterVec // reason
 	buffered       prometheus.Gauge
 	budget         prometheus.Gauge
 	versions       *prometheus.GaugeVec // table
@@ -80,8 +81,10 @@ func New() *Metrics {
 		}
 		return m.now().Sub(time.UnixMicro(us)).Seconds()
 	})
+	m.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "exporter_encoder_fallbacks_total",
+		Help: "Data files written by pqarrow because the lean Parquet encoder does not take their shape, by reason: schema, batch."}, []string{"reason"})
 	for _, c := range []prometheus.Collector{m.records, m.rowsWritten, m.rejected, m.files, m.bytes, m.flushes, m.read,
-		m.uploadSeconds, m.storageRetries, m.buffered, m.budget, m.versions, m.lastCheckpoint, lag, m.lag,
+		m.uploadSeconds, m.storageRetries, m.fallbacks, m.buffered, m.budget, m.versions, m.lastCheckpoint, lag, m.lag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}
@@ -163,6 +166,10 @@ func (m *Metrics) SourceLag(partition string, lag int64) {
 
 // StorageRetry counts a retried storage request.
 func (m *Metrics) StorageRetry(op string) { m.storageRetries.WithLabelValues(op).Inc() }
+
+// EncoderFallback counts a data file pqarrow wrote because the lean
+// encoder does not take its shape (parquetenc.Observer).
+func (m *Metrics) EncoderFallback(reason string) { m.fallbacks.WithLabelValues(reason).Inc() }
 
 // Probe says whether the exporter is ready; nil means ready.
 type Probe func(ctx context.Context) error

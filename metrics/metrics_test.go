@@ -14,6 +14,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/miniotest"
 	"github.com/lakehouse-exporter/lakehouse-exporter/metrics"
+	"github.com/lakehouse-exporter/lakehouse-exporter/parquetenc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
@@ -156,5 +157,18 @@ func TestReadinessFollowsTheStore(t *testing.T) {
 	srv.Start()
 	if s := status("/readyz"); s != 200 {
 		t.Errorf("readyz after the store came back: %d, want 200", s)
+	}
+}
+
+// Files pqarrow writes for the lean encoder are counted by reason; the
+// metrics are a parquetenc.Observer, which the pipeline finds by that.
+func TestEncoderFallbacksAreCounted(t *testing.T) {
+	m := metrics.New()
+	var o parquetenc.Observer = m
+	o.EncoderFallback(parquetenc.FallbackBatch)
+	o.EncoderFallback(parquetenc.FallbackBatch)
+	fams := scrape(t, m.Handler())
+	if got := value(fams, "exporter_encoder_fallbacks_total", map[string]string{"reason": "batch"}); got != 2 {
+		t.Errorf("exporter_encoder_fallbacks_total{reason=batch} = %v, want 2", got)
 	}
 }

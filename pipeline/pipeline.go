@@ -21,6 +21,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
+	"github.com/lakehouse-exporter/lakehouse-exporter/parquetenc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
@@ -249,6 +250,12 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	// Compression runs on the upload goroutines, not on the decoder's.
 	cfg.Writer.DeferEncode = true
+	if cfg.Writer.Logger == nil {
+		cfg.Writer.Logger = cfg.Logger
+	}
+	if o, ok := cfg.Observer.(parquetenc.Observer); ok && cfg.Writer.EncoderObserver == nil {
+		cfg.Writer.EncoderObserver = o // an observer that counts encoder fallbacks (metrics.Metrics)
+	}
 	mem := newCountingAllocator(cfg.Writer.Allocator)
 	cfg.Writer.Allocator = mem
 	run := newRunID()

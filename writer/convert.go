@@ -615,3 +615,10 @@ func floorDiv(a, b int64) int64 {
 	}
 	return q
 }
+
+func b2i(b bool) int16 {
+	if b {
+		return 1
+	}
+	return 0
+}

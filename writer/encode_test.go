@@ -1,7 +1,6 @@
 package writer
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -9,14 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/klauspost/compress/zstd"
 )
 
 // A file of 2,000 orders: ORDER_ID, pos and op_ts never repeat, STATUS and
@@ -100,127 +93,6 @@ func TestDictionaryKeptForColumnsOfThousandsOfValues(t *testing.T) {
 		if got[i] != status[i] {
 			t.Fatalf("row %d: STATUS %q, want %q", i, got[i], status[i])
 		}
-	}
-}
-
-// Where a dictionary is chosen, it is the smaller file: on 20,000 random
-// strings and int64s drawn from 3,000 values the lean file carries
-// dictionaries and is no larger than pqarrow's (which always tries one);
-// drawn from 12,000 (half of them distinct) it is written plain, and
-// smaller than pqarrow's. 1,000 rows drawn from 400 values (37% distinct)
-// keep theirs: judged on the first 64 values' repeats taken as they came,
-// such chunks lost it about half the time.
-func TestDictionaryWhereItIsSmaller(t *testing.T) {
-	for _, c := range []struct {
-		rows, values int
-		wantDict     bool
-		maxRatio     float64 // lean bytes / pqarrow bytes
-	}{{20000, 3000, true, 1.02}, {20000, 12000, false, 0.95}, {1000, 400, true, 1.05}} {
-		r := rand.New(rand.NewPCG(1, 2))
-		vals := make([]string, c.values)
-		for i := range vals {
-			vals[i] = fmt.Sprintf("v%08x", r.Uint32())
-		}
-		sc := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
-			{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
-		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-		for range c.rows {
-			b.Field(0).(*array.StringBuilder).Append(vals[r.IntN(c.values)])
-			b.Field(1).(*array.Int64Builder).Append(int64(r.IntN(c.values)) * 7919)
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
-		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCompressionLevel(1))
-		lean, ref, fr := leanAndPqarrow(t, rec, props)
-		rec.Release()
-		for col := range 2 {
-			cc, err := fr.MetaData().RowGroup(0).ColumnChunk(col)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cc.HasDictionaryPage() != c.wantDict {
-				t.Errorf("%d rows of %d values, column %d: dictionary %v, want %v", c.rows, c.values, col, cc.HasDictionaryPage(), c.wantDict)
-			}
-		}
-		if ratio := float64(len(lean)) / float64(len(ref)); ratio > c.maxRatio {
-			t.Errorf("%d rows of %d values: lean file %d bytes, pqarrow's %d (%.2f, want at most %.2f)", c.rows, c.values, len(lean), len(ref), ratio, c.maxRatio)
-		}
-	}
-}
-
-// 64-bit integers spread over their whole range (random keys, hashes) cost
-// nearly 64 bits a value as deltas or PLAIN, so a dictionary pays for
-// them up to about 80% distinct, not 40%: columns half distinct keep it,
-// and the file is about the size of pqarrow's.
-func TestDictionaryForWideIntegers(t *testing.T) {
-	for _, c := range []struct{ rows, values int }{{20000, 15000}, {1000, 1000}} {
-		r := rand.New(rand.NewPCG(5, 6))
-		pool := make([]int64, c.values)
-		for i := range pool {
-			pool[i] = int64(r.Uint64())
-		}
-		sc := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
-		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-		for range c.rows {
-			b.Field(0).(*array.Int64Builder).Append(pool[r.IntN(c.values)])
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
-		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCompressionLevel(1),
-			parquet.WithEncodingFor("k", parquet.Encodings.DeltaBinaryPacked))
-		lean, ref, fr := leanAndPqarrow(t, rec, props)
-		rec.Release()
-		cc, err := fr.MetaData().RowGroup(0).ColumnChunk(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !cc.HasDictionaryPage() {
-			t.Errorf("%d rows of %d wide values: no dictionary", c.rows, c.values)
-		}
-		if ratio := float64(len(lean)) / float64(len(ref)); ratio > 1.05 {
-			t.Errorf("%d rows of %d wide values: lean file %d bytes, pqarrow's %d (%.2f)", c.rows, c.values, len(lean), len(ref), ratio)
-		}
-	}
-	// Narrow integers keep the 40%: their deltas are cheap.
-	small := array.NewInt64Builder(memory.DefaultAllocator)
-	for i := range 200 {
-		small.Append(int64(i * 7919 % 100000))
-	}
-	a := small.NewInt64Array()
-	defer a.Release()
-	var deltas deltaRange
-	for i := 1; i < 200; i++ {
-		deltas.add(a.Value(i) - a.Value(i-1))
-	}
-	if got := deltas.dictionaryShare(200); got != dictionaryMaxEstimated {
-		t.Errorf("share for integers below 100,000: %.2f, want %.2f", got, dictionaryMaxEstimated)
-	}
-}
-
-// The judgement of a chunk's first values, against the chunk's size.
-func TestMostlyDistinctChunk(t *testing.T) {
-	for _, c := range []struct {
-		seen, distinct, total int
-		want                  bool
-	}{
-		{64, 64, 1000, true},        // no repeat in 64: ~1,000 values at least, most of the chunk
-		{64, 64, 20000, false},      // no repeat yet says nothing about a chunk of 20,000
-		{256, 256, 20000, true},     // nor a repeat in 256: ~16,000 values at least
-		{256, 245, 20000, false},    // 11 repeats in 256: about 3,000 values
-		{64, 20, 100, false},        // 20 of 64: about 20 values, in a chunk of 100
-		{64, 40, 100, false},        // 40 of 64: about 60 values, but the repeats vary: kept
-		{64, 64, 64, true},          // all distinct, the whole chunk
-		{1024, 1000, 1100, true},    // already past the share
-		{16384, 16000, 20000, true}, // repeats stopped: ~330,000 values
-	} {
-		if got := mostlyDistinctChunk(c.seen, c.distinct, c.total, dictionaryMaxEstimated); got != c.want {
-			t.Errorf("mostlyDistinctChunk(%d, %d, %d) = %v, want %v", c.seen, c.distinct, c.total, got, c.want)
-		}
-	}
-	// The estimate itself: the expected distinct count of 3,000 values drawn
-	// from 5,000 is 5000·(1-(1-1/5000)^3000) ≈ 2,256.
-	if k := drawnFrom(3000, 2256); k < 4900 || k > 5100 {
-		t.Errorf("drawnFrom(3000, 2256) = %.0f, want about 5,000", k)
 	}
 }
 
@@ -403,40 +275,9 @@ func TestCompressionLevelIsCheckedPerCodec(t *testing.T) {
 	}
 }
 
-// The registered zstd codec writes what arrow-go's own would (same
-// options), and keeps its encoders through garbage collections, which
-// empty arrow-go's sync.Pool.
-func TestZstdCodecMatchesArrowGoAndKeepsEncoders(t *testing.T) {
-	c, err := compress.GetCodec(compress.Codecs.Zstd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, ok := c.(*zstdCodec)
-	if !ok {
-		t.Fatalf("registered zstd codec is a %T", c)
-	}
-	src := bytes.Repeat([]byte("lakehouse-exporter writes parquet pages "), 2000)
-	for _, level := range []int{1, 3, compress.DefaultCompressionLevel} {
-		got := ours.EncodeLevel(nil, src, level)
-		want := ours.fullCodec.EncodeLevel(nil, src, level)
-		if !bytes.Equal(got, want) {
-			t.Errorf("level %d: %d bytes, arrow-go's codec %d", level, len(got), len(want))
-		}
-		back, err := ours.DecodeWithError(nil, got)
-		if err != nil || !bytes.Equal(back, src) {
-			t.Errorf("level %d: round trip failed: %v", level, err)
-		}
-	}
-	runtime.GC()
-	runtime.GC()
-	if ours.pools[zstd.SpeedFastest].len() == 0 {
-		t.Error("no level-1 encoder kept after two collections")
-	}
-}
-
 // checkEncodeWeight encodes the file makeFile flushes a few times and
-// checks that the least the lean encoder allocated (once the encoders'
-// and scratch pools have filled over the first files) stays within the
+// checks that the least the lean encoder allocated (once the writer's
+// encoder's pools have filled over the first files) stays within the
 // EncodeMemoryBytes the memory budget counts for it beside its rows.
 // Everything encoding allocates is counted here, also what it takes
 // through the Arrow allocator, which the budget sees anyway.
@@ -477,8 +318,9 @@ func skipAllocationsUnderRace(t *testing.T) {
 func TestEncodeAllocatesWithinItsWeight(t *testing.T) {
 	skipAllocationsUnderRace(t)
 	v, recs := benchRecords(t, 50000, 16)
+	// One writer, as a run has: its encoder's pools fill over the first files.
+	w := newWriter(t, Config{DeferEncode: true})
 	checkEncodeWeight(t, func() *File {
-		w := newWriter(t, Config{DeferEncode: true})
 		for i, r := range recs {
 			mustAppend(t, w, v, r, Source{Partition: "p0", Offset: int64(i)})
 		}
@@ -505,8 +347,8 @@ func TestEncodeWeightCoversIncompressibleValues(t *testing.T) {
 		}
 		recs[i] = fmt.Sprintf(`{"qual_table":"SALES.ORDERS","op_type":"INSERT","op_ts":"2026-07-13T04:01:01.123456Z","xid":"x","pos":"p%d","after":{"ORDER_ID":%d,"STATUS":"%s","TOTAL_AMOUNT":1.5}}`, i, i, buf)
 	}
+	w := newWriter(t, Config{DeferEncode: true, MaxPackedBytes: 1 << 30})
 	checkEncodeWeight(t, func() *File {
-		w := newWriter(t, Config{DeferEncode: true, MaxPackedBytes: 1 << 30})
 		for p := range stageAbove + 1 { // many buffers open: the rows are packed
 			mustAppend(t, w, v, fx.rec(recs[p]), Source{Partition: fmt.Sprintf("c%02d", p), Offset: int64(p)})
 		}
@@ -528,25 +370,66 @@ func TestEncodeWeightCoversIncompressibleValues(t *testing.T) {
 	})
 }
 
-// leanAndPqarrow encodes rec with the lean encoder and with pqarrow under
-// the same properties, and opens the lean file's metadata.
-func leanAndPqarrow(t *testing.T, rec arrow.RecordBatch, props *parquet.WriterProperties) (lean, ref []byte, fr *file.Reader) {
-	t.Helper()
-	lean = encodeLeanWith(t, rec, props)
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
+// Files of one schema share its derived Parquet schema and metadata, and
+// the pipeline encodes them on several goroutines at once: run with -race.
+func TestFilesOfOneSchemaEncodeConcurrently(t *testing.T) {
+	v, recs := benchRecords(t, 1200, 12)
+	w := newWriter(t, Config{DeferEncode: true, MaxRows: 300})
+	var files []*File
+	for i, r := range recs {
+		fs, err := w.Append(v, r, Source{Partition: "p0", Offset: int64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fs...)
 	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
+	if len(files) != 4 {
+		t.Fatalf("%d files, want 4 of 300 rows", len(files))
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
+	errs := make(chan error, len(files))
+	for _, f := range files {
+		go func() { errs <- f.Encode() }()
 	}
-	fr, err = file.NewParquetReader(bytes.NewReader(lean))
-	if err != nil {
-		t.Fatal(err)
+	for range files {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
-	return lean, buf.Bytes(), fr
+	for k, f := range files {
+		pos := readParquet(t, f.Data).strings("pos")
+		if len(pos) != 300 {
+			t.Fatalf("file %d: %d rows", k, len(pos))
+		}
+		for i, p := range pos {
+			if want := recs[k*300+i].Pos; p != want {
+				t.Fatalf("file %d row %d: pos %s, want %s", k, i, p, want)
+			}
+		}
+	}
+}
+
+// --parquet-encoder arrow writes every file with pqarrow; the two encoders'
+// files read back the same, and an unknown encoder is refused.
+func TestArrowEncoderWritesTheSameRows(t *testing.T) {
+	v, recs := benchRecords(t, 400, 8)
+	var pos [2][]string
+	for k, enc := range []string{EncoderLean, EncoderArrow} {
+		w := newWriter(t, Config{Encoder: enc})
+		for i, r := range recs {
+			if _, err := w.Append(v, r, Source{Partition: "p0", Offset: int64(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		files, err := w.FlushAll("test")
+		if err != nil || len(files) != 1 {
+			t.Fatalf("%s: %v, %d files", enc, err, len(files))
+		}
+		pos[k] = readParquet(t, files[0].Data).strings("pos")
+	}
+	if len(pos[0]) != len(recs) || fmt.Sprint(pos[0]) != fmt.Sprint(pos[1]) {
+		t.Fatalf("lean and arrow files differ: %d and %d rows", len(pos[0]), len(pos[1]))
+	}
+	if _, err := New(Config{Encoder: "parquet-go"}); err == nil {
+		t.Fatal("an unknown encoder was accepted")
+	}
 }

@@ -4,8 +4,8 @@
 package writer
 
 import (
-	"bytes"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -16,13 +16,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/metadata"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/parquetenc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 )
 
@@ -66,6 +63,11 @@ type Config struct {
 	// (Spark before 3.3 with its vectorized reader).
 	IntEncoding string
 	Now         func() time.Time // default time.Now
+	// Logger gets the encoder's note that pqarrow writes a table version's
+	// files the lean encoder cannot; default discards.
+	Logger *slog.Logger
+	// EncoderObserver counts those files; default none.
+	EncoderObserver parquetenc.Observer
 }
 
 // IntEncodings are the values Config.IntEncoding takes.
@@ -138,6 +140,9 @@ type File struct {
 	FirstOffset     int64
 	LastOffset      int64
 	NewestOpTS      time.Time // the latest op_ts of its rows
+	// Columns are the statistics of each Parquet leaf column, once
+	// encoded.
+	Columns []parquetenc.ColumnStats
 
 	estimate int64          // buffered bytes, until encoded
 	memBytes int64          // memory its rows hold, until encoded
@@ -170,6 +175,7 @@ type Writer struct {
 	part       string
 	partCached bool
 
+	enc    *parquetenc.Encoder
 	arenas arenaPool // where files of packed rows are unpacked (arena.go)
 	own    Converted // a record Append converts itself
 }
@@ -188,7 +194,7 @@ type converterPair struct {
 	// columns held nulls ('1' per such field). Files of packed rows are
 	// prepared on the goroutines that encode them, hence the lock.
 	shapesMu sync.Mutex
-	shapes   map[string]*fileShape
+	shapes   map[string]*parquetenc.Shape
 }
 
 // recordConverter converts the images of one schema version's records.
@@ -286,62 +292,6 @@ func (m *qlikMask) parse(kind, s string, v *arrowschema.Version) error {
 	return nil
 }
 
-// fileShape is what encoding needs of a file's schema, derived once per
-// schema rather than per file: with hundreds of tables under a small
-// budget files are small, and deriving the Parquet schema and serializing
-// the Arrow schema cost 8% of encoding.
-type fileShape struct {
-	schema   *arrow.Schema
-	opts     []parquet.WriterProperty // what props was made of: pqarrow's path adds dictionary choices
-	props    *parquet.WriterProperties
-	arrProps pqarrow.ArrowWriterProperties
-	pq       *pqschema.Schema // nil once the lean encoder has its leaves and footer
-	pqErr    error
-	leaves   []leafColumn
-	kv       metadata.KeyValueMetadata // the Arrow schema's metadata and ARROW:schema
-	footer   *footerShape              // the lean encoder's; nil when it cannot be made
-}
-
-func (w *Writer) newFileShape(sc *arrow.Schema) *fileShape {
-	sh := &fileShape{schema: sc, opts: []parquet.WriterProperty{
-		parquet.WithCompression(w.codec),
-		parquet.WithCompressionLevel(w.cfg.CompressionLevel),
-		parquet.WithStats(true),
-		parquet.WithMaxRowGroupLength(w.cfg.RowGroupRows),
-		parquet.WithAllocator(w.cfg.Allocator),
-		parquet.WithCreatedBy(createdBy),
-	}}
-	sh.props = parquet.NewWriterProperties(sh.opts...)
-	sh.arrProps = pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.cfg.Allocator), pqarrow.WithStoreSchema())
-	sh.pq, sh.pqErr = pqarrow.ToParquet(sc, sh.props, sh.arrProps)
-	if sh.pqErr == nil && w.cfg.IntEncoding == IntEncodingDelta {
-		if delta := deltaEncodings(sh.pq); len(delta) > 0 {
-			sh.opts = append(sh.opts, delta...)
-			sh.props = parquet.NewWriterProperties(sh.opts...)
-		}
-	}
-	if w.cfg.Encoder == EncoderLean && sh.pqErr == nil {
-		sh.kv = leanKeyValues(sc, w.cfg.Allocator)
-		sh.footer, _ = newFooterShape(sh.pq, sh.props) // without it, pqarrow writes the file
-		if sh.footer != nil {
-			sh.leaves, sh.pq = leafColumns(sh.pq), nil // pqarrow's rare files make it again
-		}
-	}
-	return sh
-}
-
-// deltaEncodings sets DELTA_BINARY_PACKED for each 64-bit integer leaf
-// of sc; it is set per column because arrow-go refuses it for the others.
-func deltaEncodings(sc *pqschema.Schema) []parquet.WriterProperty {
-	var opts []parquet.WriterProperty
-	for i := range sc.NumColumns() {
-		if col := sc.Column(i); col.PhysicalType() == parquet.Types.Int64 {
-			opts = append(opts, parquet.WithEncodingFor(col.Path(), parquet.Encodings.DeltaBinaryPacked))
-		}
-	}
-	return opts
-}
-
 // New validates cfg and returns a Writer.
 func New(cfg Config) (*Writer, error) {
 	codec, err := ParseCompression(cfg.Compression)
@@ -395,7 +345,21 @@ func New(cfg Config) (*Writer, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Writer{cfg: cfg, codec: codec, buffers: map[Key]*buffer{}, converters: map[*arrowschema.Version]*converterPair{}}, nil
+	enc, err := parquetenc.New(parquetenc.Options{
+		Compression:      codec,
+		CompressionLevel: cfg.CompressionLevel,
+		RowGroupRows:     cfg.RowGroupRows,
+		PlainInts:        cfg.IntEncoding == IntEncodingPlain,
+		PqarrowOnly:      cfg.Encoder == EncoderArrow,
+		Allocator:        cfg.Allocator,
+		CreatedBy:        createdBy(),
+		Logger:           cfg.Logger,
+		Observer:         cfg.EncoderObserver,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{cfg: cfg, codec: codec, enc: enc, buffers: map[Key]*buffer{}, converters: map[*arrowschema.Version]*converterPair{}}, nil
 }
 
 // BufferedBytes is an estimate of the bytes held in open buffers.
@@ -667,8 +631,8 @@ type pendingEncode struct {
 
 	batch arrow.RecordBatch
 	kv    [][2]string
-	lean  bool
-	shape *fileShape // schema, properties and metadata the file is encoded with
+	enc   *parquetenc.Encoder
+	shape *parquetenc.Shape // schema, properties and metadata the file is encoded with
 }
 
 // prepare turns a buffer into an immutable record batch; encoding it can
@@ -688,12 +652,12 @@ func (w *Writer) prepare(b *buffer, conv *converterPair) *pendingEncode {
 			nulls = append(nulls, '0'+byte(b2i(rec.Column(i).NullN() > 0)))
 		}
 	}
-	shapes := map[string]*fileShape{}
+	shapes := map[string]*parquetenc.Shape{}
 	if conv != nil {
 		conv.shapesMu.Lock()
 		defer conv.shapesMu.Unlock()
 		if conv.shapes == nil {
-			conv.shapes = map[string]*fileShape{}
+			conv.shapes = map[string]*parquetenc.Shape{}
 		}
 		shapes = conv.shapes
 	}
@@ -706,11 +670,11 @@ func (w *Writer) prepare(b *buffer, conv *converterPair) *pendingEncode {
 			}
 		}
 		md := b.version.Schema.Metadata()
-		shape = w.newFileShape(arrow.NewSchema(fields, &md))
+		shape = w.enc.NewShape(arrow.NewSchema(fields, &md), b.key.Table, b.key.Version)
 		shapes[string(nulls)] = shape
 	}
 	return &pendingEncode{
-		batch: array.NewRecordBatch(shape.schema, rec.Columns(), rec.NumRows()),
+		batch: array.NewRecordBatch(shape.Schema(), rec.Columns(), rec.NumRows()),
 		shape: shape,
 		kv: [][2]string{
 			{"lakehouse.table", b.key.Table},
@@ -721,7 +685,7 @@ func (w *Writer) prepare(b *buffer, conv *converterPair) *pendingEncode {
 			{"lakehouse.first_pos", b.firstPos},
 			{"lakehouse.last_pos", string(b.lastPos)},
 		},
-		lean: w.cfg.Encoder == EncoderLean,
+		enc: w.enc,
 	}
 }
 
@@ -746,51 +710,11 @@ func (f *File) Encode() error {
 		b.release()
 	}
 	defer e.batch.Release()
-	sh := e.shape
-	if sh.pqErr != nil {
-		return fmt.Errorf("encode %s: %w", f.Key, sh.pqErr)
-	}
-	if e.lean && sh.footer != nil {
-		if leaves, err := planLeaves(sh.leaves, e.batch); err == nil {
-			kv := append(make(metadata.KeyValueMetadata, 0, len(sh.kv)+len(e.kv)), sh.kv...)
-			for _, p := range e.kv {
-				kv.Append(p[0], p[1])
-			}
-			data, err := encodeLean(sh.footer, leaves, e.batch, sh.props, kv)
-			if err != nil {
-				return fmt.Errorf("encode %s: %w", f.Key, err)
-			}
-			f.Data = data
-			return nil
-		}
-	}
-	pq := sh.pq
-	if pq == nil {
-		var err error
-		if pq, err = pqarrow.ToParquet(sh.schema, sh.props, sh.arrProps); err != nil {
-			return fmt.Errorf("encode %s: %w", f.Key, err)
-		}
-	}
-	opts := append(append([]parquet.WriterProperty(nil), sh.opts...), dictionaryProperties(pq, e.batch)...)
-	var buf bytes.Buffer
-	fw, err := pqarrow.NewFileWriter(e.batch.Schema(), &buf, parquet.NewWriterProperties(opts...), sh.arrProps)
+	res, err := e.enc.Encode(e.shape, e.batch, e.kv)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", f.Key, err)
 	}
-	for _, p := range e.kv {
-		if err := fw.AppendKeyValueMetadata(p[0], p[1]); err != nil {
-			fw.Close()
-			return fmt.Errorf("encode %s: %w", f.Key, err)
-		}
-	}
-	if err := fw.Write(e.batch); err != nil {
-		fw.Close()
-		return fmt.Errorf("encode %s: %w", f.Key, err)
-	}
-	if err := fw.Close(); err != nil {
-		return fmt.Errorf("encode %s: %w", f.Key, err)
-	}
-	f.Data = buf.Bytes()
+	f.Data, f.Columns = res.Data, res.Columns
 	return nil
 }
 
@@ -880,7 +804,7 @@ func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *recordConvert
 // createdBy names the writer in each file's footer in the form parquet-mr
 // parses ("app version V (build B)"): Spark warns of a created_by it
 // cannot parse and trusts no deprecated statistics of such files.
-var createdBy = func() string {
+func createdBy() string {
 	version, build := "devel", ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v := bi.Main.Version; v != "" && v != "(devel)" {
@@ -893,4 +817,4 @@ var createdBy = func() string {
 		}
 	}
 	return "lakehouse-exporter version " + version + build
-}()
+}

@@ -1,10 +1,14 @@
-package writer
+package parquetenc
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
@@ -313,4 +317,71 @@ func appendPageEncodingStats(b []byte, pageType, encoding, count int32) []byte {
 	w.i32(2, encoding)
 	w.i32(3, count)
 	return append(w.b, 0)
+}
+
+// Page types (PageHeader field 1).
+const (
+	dataPage       = 0
+	dictionaryPage = 2
+)
+
+// pageHeader writes a data page's or dictionary page's PageHeader.
+func pageHeader(b []byte, pageType int32, uncompressed, compressed, numValues int, enc parquet.Encoding) []byte {
+	w := thriftWriter{b: b}
+	w.i32(1, pageType)
+	w.i32(2, int32(uncompressed))
+	w.i32(3, int32(compressed))
+	if pageType == dataPage {
+		w.field(5, thriftStruct) // data_page_header
+	} else {
+		w.field(7, thriftStruct) // dictionary_page_header
+	}
+	outer := w.begin()
+	w.i32(1, int32(numValues))
+	w.i32(2, int32(enc))
+	if pageType == dataPage {
+		w.i32(3, int32(parquet.Encodings.RLE)) // definition levels
+		w.i32(4, int32(parquet.Encodings.RLE)) // repetition levels
+	} else {
+		w.field(3, thriftFalse) // is_sorted
+	}
+	w.end(outer)
+	return append(w.b, 0)
+}
+
+// leanKeyValues is the start of a file's key/value metadata as pqarrow
+// writes it: the Arrow schema's own, then the serialized Arrow schema
+// (with list elements named as the Parquet columns are). The file's own
+// pairs follow.
+func leanKeyValues(sc *arrow.Schema, mem memory.Allocator) metadata.KeyValueMetadata {
+	md := sc.Metadata()
+	kv := make(metadata.KeyValueMetadata, 0, md.Len()+1)
+	for i := range md.Len() {
+		kv.Append(md.Keys()[i], md.Values()[i])
+	}
+	fields := make([]arrow.Field, sc.NumFields())
+	for i, fld := range sc.Fields() {
+		fields[i] = elementNamed(fld)
+	}
+	stored := arrow.NewSchema(fields, &md)
+	kv.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(stored, mem)))
+	return kv
+}
+
+// elementNamed renames list elements "element", as pqarrow does before it
+// stores the schema, for the shapes the lean encoder writes.
+func elementNamed(f arrow.Field) arrow.Field {
+	switch t := f.Type.(type) {
+	case *arrow.ListType:
+		elem := elementNamed(t.ElemField())
+		elem.Name = "element"
+		return arrow.Field{Name: f.Name, Type: arrow.ListOfField(elem), Nullable: f.Nullable, Metadata: f.Metadata}
+	case *arrow.StructType:
+		fields := make([]arrow.Field, t.NumFields())
+		for i := range fields {
+			fields[i] = elementNamed(t.Field(i))
+		}
+		return arrow.Field{Name: f.Name, Type: arrow.StructOf(fields...), Nullable: f.Nullable, Metadata: f.Metadata}
+	}
+	return f
 }

@@ -1,4 +1,4 @@
-package writer
+package parquetenc
 
 import (
 	"encoding/binary"

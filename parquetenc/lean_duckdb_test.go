@@ -1,4 +1,4 @@
-package writer
+package parquetenc
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func TestDuckDBReadsLeanFilesAsPqarrows(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	rec := randomBatch(t, r, 6000, 0.15, 300)
 	defer rec.Release()
-	lean, ref := encodeBoth(t, rec, compress.Codecs.Zstd, 2048, 700, IntEncodingDelta)
+	lean, ref := encodeBoth(t, rec, compress.Codecs.Zstd, 2048, 700, intsDelta)
 	dir := t.TempDir()
 	leanPath, refPath := filepath.Join(dir, "lean.parquet"), filepath.Join(dir, "ref.parquet")
 	if err := os.WriteFile(leanPath, lean, 0o644); err != nil {

@@ -1,9 +1,10 @@
-package writer
+package parquetenc
 
 import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -113,5 +114,36 @@ func TestWhichPagesAreStored(t *testing.T) {
 		if got := storesPages(level); got != want {
 			t.Errorf("zstd level %d: pages stored %v, want %v", level, got, want)
 		}
+	}
+}
+
+// An Encoder's zstd codec writes what arrow-go's own would (same
+// options), and keeps its encoders through garbage collections, which
+// empty arrow-go's sync.Pool; arrow-go's registered codec stays its own.
+func TestZstdCodecMatchesArrowGoAndKeepsEncoders(t *testing.T) {
+	ours := testEncoder(t).zstd
+	c, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, replaced := c.(*zstdCodec); replaced {
+		t.Fatal("arrow-go's registered zstd codec was replaced process-wide")
+	}
+	src := bytes.Repeat([]byte("lakehouse-exporter writes parquet pages "), 2000)
+	for _, level := range []int{1, 3, compress.DefaultCompressionLevel} {
+		got := ours.EncodeLevel(nil, src, level)
+		want := ours.fullCodec.EncodeLevel(nil, src, level)
+		if !bytes.Equal(got, want) {
+			t.Errorf("level %d: %d bytes, arrow-go's codec %d", level, len(got), len(want))
+		}
+		back, err := ours.DecodeWithError(nil, got)
+		if err != nil || !bytes.Equal(back, src) {
+			t.Errorf("level %d: round trip failed: %v", level, err)
+		}
+	}
+	runtime.GC()
+	runtime.GC()
+	if ours.pools[zstd.SpeedFastest].len() == 0 {
+		t.Error("no level-1 encoder kept after two collections")
 	}
 }

@@ -1,10 +1,10 @@
-package writer
+package parquetenc
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
-	"runtime"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -15,28 +15,26 @@ import (
 // empties at every cycle. Under the memory budget the collector runs
 // often, so pages were compressed by freshly built encoders, each
 // allocating its history tables (8% of all bytes allocated in the
-// benchmark). This codec keeps a few encoders per level for good; it
-// writes the same bytes with the same options.
-func init() {
+// benchmark). The lean encoder compresses with this codec instead, which
+// keeps a few encoders per level for good and writes the same bytes with
+// the same options. It belongs to one Encoder: arrow-go's registered codec
+// (which pqarrow uses) is left as it is.
+func newZstdCodec(kept int) (*zstdCodec, error) {
 	base, err := compress.GetCodec(compress.Codecs.Zstd)
 	if err != nil {
-		return // no zstd registered: nothing to improve
+		return nil, fmt.Errorf("parquet encoder: arrow-go has no zstd codec: %w", err)
 	}
 	full, ok := base.(fullCodec)
 	if !ok {
-		return
+		return nil, fmt.Errorf("parquet encoder: arrow-go's zstd codec is a %T, which does not stream", base)
 	}
-	compress.RegisterCodec(compress.Codecs.Zstd, &zstdCodec{fullCodec: full, pools: map[zstd.EncoderLevel]*lifo[heldEncoder]{
-		zstd.SpeedFastest:           newLIFO[heldEncoder](keptEncoders),
-		zstd.SpeedDefault:           newLIFO[heldEncoder](keptEncoders),
-		zstd.SpeedBetterCompression: newLIFO[heldEncoder](keptEncoders),
-		zstd.SpeedBestCompression:   newLIFO[heldEncoder](keptEncoders),
-	}})
+	return &zstdCodec{fullCodec: full, pools: map[zstd.EncoderLevel]*lifo[heldEncoder]{
+		zstd.SpeedFastest:           newLIFO[heldEncoder](kept),
+		zstd.SpeedDefault:           newLIFO[heldEncoder](kept),
+		zstd.SpeedBetterCompression: newLIFO[heldEncoder](kept),
+		zstd.SpeedBestCompression:   newLIFO[heldEncoder](kept),
+	}}, nil
 }
-
-// keptEncoders bounds the encoders kept per level: one per goroutine
-// encoding at once (a file per CPU and a chunk helper per CPU) is enough.
-var keptEncoders = max(8, 2*runtime.GOMAXPROCS(0))
 
 type fullCodec interface {
 	compress.Codec
@@ -46,7 +44,7 @@ type fullCodec interface {
 
 type zstdCodec struct {
 	fullCodec
-	pools map[zstd.EncoderLevel]*lifo[heldEncoder] // the map is read-only after init
+	pools map[zstd.EncoderLevel]*lifo[heldEncoder] // the map is read-only once made
 }
 
 var (

@@ -1,4 +1,4 @@
-package writer
+package parquetenc
 
 import (
 	"bytes"
@@ -70,20 +70,21 @@ func encodeLeanChecked(t *testing.T, sc *schema.Schema, leaves []leaf, rec arrow
 	if err != nil {
 		t.Fatal(err)
 	}
-	own, err := encodeLean(fs, leaves, rec, props, kv)
+	e := testEncoder(t)
+	own, _, err := e.encodeLean(fs, leaves, rec, props, kv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The reference is encoded serially, so the check also holds the
 	// parallel chunk encoding to the serial bytes: with the default
 	// workers, and with three, more than the CPUs the tests have.
-	ref := &leanFile{props: props, level: props.CompressionLevel(), rows: int(rec.NumRows()), footer: arrowGoFooter(t, sc, props), workers: 1}
-	want, err := ref.encodeBatch(fs, leaves, rec, kv)
+	ref := &leanFile{enc: e, props: props, level: props.CompressionLevel(), rows: int(rec.NumRows()), footer: arrowGoFooter(t, sc, props), workers: 1}
+	want, _, err := ref.encodeBatch(fs, leaves, rec, kv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	three := &leanFile{props: props, level: props.CompressionLevel(), rows: int(rec.NumRows()), footer: (*footerShape).appendFooter, workers: 3}
-	shared, err := three.encodeBatch(fs, leaves, rec, kv)
+	three := &leanFile{enc: e, props: props, level: props.CompressionLevel(), rows: int(rec.NumRows()), footer: (*footerShape).appendFooter, workers: 3}
+	shared, _, err := three.encodeBatch(fs, leaves, rec, kv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,4 +157,15 @@ func encodeLeanWith(t *testing.T, rec arrow.RecordBatch, props *parquet.WriterPr
 		t.Fatal(err)
 	}
 	return encodeLeanChecked(t, sc, leaves, rec, props, leanKeyValues(rec.Schema(), memory.DefaultAllocator))
+}
+
+// testEncoder is an Encoder of the default options, for the tests that
+// drive the lean encoder's parts themselves.
+func testEncoder(t testing.TB) *Encoder {
+	t.Helper()
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
