@@ -560,6 +560,11 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 	v := &Version{Table: md.Table, Metadata: md, index: make(map[string]int, len(md.Columns))}
 	reserved := c.reservedNames(md.Format)
 	for i, mc := range md.Columns {
+		if mc.Name == "" && !c.restoring {
+			// A nameless field (in the row and in the before image) makes
+			// a file DuckDB refuses to read.
+			return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "column %d of %s has an empty name, which Parquet readers refuse; name it at the source", i+1, md.Table)
+		}
 		if !utf8.ValidString(mc.Name) && !c.restoring {
 			// Parquet names are UTF-8 strings; an inferred column's name
 			// comes from the data itself.

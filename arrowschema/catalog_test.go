@@ -1056,3 +1056,41 @@ func TestJSONSchemaOfTheTableWinsOverALongerName(t *testing.T) {
 		{Name: "ID", Type: "number", Key: true}, {Name: "NOTE", Type: "string", Nullable: true}}}, "P1")
 	checkColumns(t, c.Current("SALES.ORDERS"), []colWant{{"ID", Type{Kind: KindInt64}, false}, {"NOTE", Type{Kind: KindTimestamp}, true}})
 }
+
+// TestEmptyColumnNameIsRefused: a column with an empty name, from
+// metadata or from a DDL applied to it, is refused as bad_metadata and
+// opens no version (its file would have a nameless field, in the row and
+// in the before image, that DuckDB refuses).
+func TestEmptyColumnNameIsRefused(t *testing.T) {
+	for _, opts := range []Options{{}, {BeforeImage: true}} {
+		c := NewCatalog(opts)
+		md := ordersMD()
+		md.Columns = append(md.Columns, cdc.Column{Name: "", Type: "string"})
+		_, err := c.ApplyMetadata(md, "p1", t0)
+		if re, ok := cdc.AsReject(err); !ok || re.Reason != cdc.ReasonBadMetadata || !strings.Contains(err.Error(), "empty name") {
+			t.Errorf("before image %v: error %v, want bad_metadata naming the empty name", opts.BeforeImage, err)
+		}
+		if c.Current("SALES.ORDERS") != nil {
+			t.Errorf("before image %v: a version was opened", opts.BeforeImage)
+		}
+	}
+	// Oracle allows no empty quoted name: the statement is not taken for
+	// an ADD, and no version gets the column.
+	c := NewCatalog(Options{})
+	mustMetadata(t, c, ordersMD(), "p1")
+	if _, err := c.ApplyDDL("SALES.ORDERS", `ALTER TABLE SALES.ORDERS ADD ("" VARCHAR2(10))`, "p2", t0); err == nil && hasColumn(c.Current("SALES.ORDERS"), "") {
+		t.Error("a DDL gave the table a column with an empty name")
+	}
+}
+
+func hasColumn(v *Version, name string) bool {
+	if v == nil {
+		return false
+	}
+	for _, col := range v.Columns {
+		if col.Name == name {
+			return true
+		}
+	}
+	return false
+}
