@@ -240,6 +240,21 @@ func (c *Catalog) Current(table string) *Version {
 	return nil
 }
 
+// DDLWithoutMetadata lists, sorted, the tables that have had a DDL record
+// but no metadata: such a statement opens no version, it only refines the
+// metadata to come, so for a table whose metadata never comes it changed
+// nothing. The caller warns of them once, at the end of a run.
+func (c *Catalog) DDLWithoutMetadata() []string {
+	var out []string
+	for name, st := range c.tables {
+		if st.current == nil && st.openingDDL != "" {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Tables returns the number of tables with a version.
 func (c *Catalog) Tables() int { return len(c.tables) }
 

@@ -3,6 +3,7 @@ package arrowschema
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -1093,4 +1094,23 @@ func hasColumn(v *Version, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestDDLWithoutMetadataIsListed: a DDL for a table with no metadata opens
+// no version; the table is listed (for the run's warning) until its
+// metadata comes.
+func TestDDLWithoutMetadataIsListed(t *testing.T) {
+	c := NewCatalog(Options{})
+	if got := c.DDLWithoutMetadata(); len(got) != 0 {
+		t.Fatalf("empty catalog lists %q", got)
+	}
+	for _, table := range []string{"SALES.ORDERS", "S.NEVER", "S.ALSO_NEVER"} {
+		if ev, err := c.ApplyDDL(table, "ALTER TABLE "+table+" ADD X NUMBER(10)", "p1", t0); ev != nil || err != nil {
+			t.Fatalf("DDL for %s before its metadata: %+v, %v; want no event", table, ev, err)
+		}
+	}
+	mustMetadata(t, c, ordersMD(), "p2")
+	if got := c.DDLWithoutMetadata(); !slices.Equal(got, []string{"S.ALSO_NEVER", "S.NEVER"}) {
+		t.Errorf("DDLWithoutMetadata() = %q, want the two tables without metadata, sorted", got)
+	}
 }
