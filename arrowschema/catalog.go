@@ -240,6 +240,21 @@ func (c *Catalog) Current(table string) *Version {
 	return nil
 }
 
+// DDLWithoutMetadata lists, sorted, the tables that have had a DDL record
+// but no metadata: such a statement opens no version, it only refines the
+// metadata to come, so for a table whose metadata never comes it changed
+// nothing. The caller warns of them once, at the end of a run.
+func (c *Catalog) DDLWithoutMetadata() []string {
+	var out []string
+	for name, st := range c.tables {
+		if st.current == nil && st.openingDDL != "" {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Tables returns the number of tables with a version.
 func (c *Catalog) Tables() int { return len(c.tables) }
 
@@ -560,6 +575,11 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 	v := &Version{Table: md.Table, Metadata: md, index: make(map[string]int, len(md.Columns))}
 	reserved := c.reservedNames(md.Format)
 	for i, mc := range md.Columns {
+		if mc.Name == "" && !c.restoring {
+			// A nameless field (in the row and in the before image) makes
+			// a file DuckDB refuses to read.
+			return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "column %d of %s has an empty name, which Parquet readers refuse; name it at the source", i+1, md.Table)
+		}
 		if !utf8.ValidString(mc.Name) && !c.restoring {
 			// Parquet names are UTF-8 strings; an inferred column's name
 			// comes from the data itself.

@@ -3,6 +3,7 @@ package arrowschema
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -1055,4 +1056,61 @@ func TestJSONSchemaOfTheTableWinsOverALongerName(t *testing.T) {
 	mustMetadata(t, c, cdc.TableMetadata{Table: "SALES.ORDERS", Columns: []cdc.Column{
 		{Name: "ID", Type: "number", Key: true}, {Name: "NOTE", Type: "string", Nullable: true}}}, "P1")
 	checkColumns(t, c.Current("SALES.ORDERS"), []colWant{{"ID", Type{Kind: KindInt64}, false}, {"NOTE", Type{Kind: KindTimestamp}, true}})
+}
+
+// TestEmptyColumnNameIsRefused: a column with an empty name, from
+// metadata or from a DDL applied to it, is refused as bad_metadata and
+// opens no version (its file would have a nameless field, in the row and
+// in the before image, that DuckDB refuses).
+func TestEmptyColumnNameIsRefused(t *testing.T) {
+	for _, opts := range []Options{{}, {BeforeImage: true}} {
+		c := NewCatalog(opts)
+		md := ordersMD()
+		md.Columns = append(md.Columns, cdc.Column{Name: "", Type: "string"})
+		_, err := c.ApplyMetadata(md, "p1", t0)
+		if re, ok := cdc.AsReject(err); !ok || re.Reason != cdc.ReasonBadMetadata || !strings.Contains(err.Error(), "empty name") {
+			t.Errorf("before image %v: error %v, want bad_metadata naming the empty name", opts.BeforeImage, err)
+		}
+		if c.Current("SALES.ORDERS") != nil {
+			t.Errorf("before image %v: a version was opened", opts.BeforeImage)
+		}
+	}
+	// Oracle allows no empty quoted name: the statement is not taken for
+	// an ADD, and no version gets the column.
+	c := NewCatalog(Options{})
+	mustMetadata(t, c, ordersMD(), "p1")
+	if _, err := c.ApplyDDL("SALES.ORDERS", `ALTER TABLE SALES.ORDERS ADD ("" VARCHAR2(10))`, "p2", t0); err == nil && hasColumn(c.Current("SALES.ORDERS"), "") {
+		t.Error("a DDL gave the table a column with an empty name")
+	}
+}
+
+func hasColumn(v *Version, name string) bool {
+	if v == nil {
+		return false
+	}
+	for _, col := range v.Columns {
+		if col.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDDLWithoutMetadataIsListed: a DDL for a table with no metadata opens
+// no version; the table is listed (for the run's warning) until its
+// metadata comes.
+func TestDDLWithoutMetadataIsListed(t *testing.T) {
+	c := NewCatalog(Options{})
+	if got := c.DDLWithoutMetadata(); len(got) != 0 {
+		t.Fatalf("empty catalog lists %q", got)
+	}
+	for _, table := range []string{"SALES.ORDERS", "S.NEVER", "S.ALSO_NEVER"} {
+		if ev, err := c.ApplyDDL(table, "ALTER TABLE "+table+" ADD X NUMBER(10)", "p1", t0); ev != nil || err != nil {
+			t.Fatalf("DDL for %s before its metadata: %+v, %v; want no event", table, ev, err)
+		}
+	}
+	mustMetadata(t, c, ordersMD(), "p2")
+	if got := c.DDLWithoutMetadata(); !slices.Equal(got, []string{"S.ALSO_NEVER", "S.NEVER"}) {
+		t.Errorf("DDLWithoutMetadata() = %q, want the two tables without metadata, sorted", got)
+	}
 }

@@ -399,7 +399,7 @@ func (d *GoldenGate) meta(t *ggTop, rec *Record, required bool) error {
 			}
 			raw = u
 		}
-		ts, err := ParseTimestamp(raw)
+		ts, err := ParseOpTS(raw)
 		if err != nil {
 			return Rejectf(ReasonBadOpTS, "%s %q: %v", n.OpTS, truncate(string(t.opTS), 64), err)
 		}

@@ -1264,3 +1264,25 @@ func TestOpTypeFieldNamedType(t *testing.T) {
 	}
 	wantReject(t, d, `{"qual_table":"R.T","type":"MERGE","op_ts":"2026-07-13T04:00:00Z","after":{"ID":1}}`, cdc.ReasonUnknownOp)
 }
+
+// TestOpTSOutsideSparkDatesIsRefused: an op_ts whose UTC date is before
+// 0001-01-01 or after 9999-12-31 is refused as bad_op_ts, in every kind of
+// record, so that no date folder gets a year 0 or 10000; the ends of the
+// range are taken.
+func TestOpTSOutsideSparkDatesIsRefused(t *testing.T) {
+	d := newDecoder(t, cdc.GoldenGateNames{})
+	for _, ts := range []string{"9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00", "0000-06-01T00:00:00Z", "9999-12-31T23:00:00.5-0100"} {
+		wantReject(t, d, `{"qual_table":"S.T","op_type":"INSERT","op_ts":"`+ts+`","after":{"A":1}}`, cdc.ReasonBadOpTS)
+		wantReject(t, d, `{"op_type":"OBJECT_METADATA","qual_table":"S.T","op_ts":"`+ts+`","columns":{"A":{}}}`, cdc.ReasonBadOpTS)
+		wantReject(t, d, wrapCE(`{"qual_table":"S.T","op_type":"DELETE","op_ts":"`+ts+`","before":{"A":1}}`), cdc.ReasonBadOpTS)
+	}
+	for ts, want := range map[string]time.Time{
+		"9999-12-31T23:59:59.999999Z": utc(9999, 12, 31, 23, 59, 59, 999999000),
+		"9999-12-31T23:59:59+01:00":   utc(9999, 12, 31, 22, 59, 59, 0),
+		"0001-01-01T00:00:00Z":        utc(1, 1, 1, 0, 0, 0, 0),
+		"0001-01-01T00:30:00+00:30":   utc(1, 1, 1, 0, 0, 0, 0),
+	} {
+		rec := decodeOK(t, d, `{"qual_table":"S.T","op_type":"INSERT","op_ts":"`+ts+`","after":{"A":1}}`)
+		wantTime(t, "OpTS of "+ts, rec.OpTS, want)
+	}
+}

@@ -286,11 +286,11 @@ func (d *Qlik) dataMessage(msg []byte, rec *Record) error {
 	if hasTS {
 		var err error
 		if !hasEscape(ts) {
-			rec.OpTS, err = ParseTimestamp(ts)
+			rec.OpTS, err = ParseOpTS(ts)
 		} else {
 			var t string
 			if t, err = jsonparser.ParseString(ts); err == nil {
-				rec.OpTS, err = ParseTimestamp([]byte(t))
+				rec.OpTS, err = ParseOpTS([]byte(t))
 			}
 		}
 		if err != nil {
@@ -450,7 +450,7 @@ func (d *Qlik) metadataMessage(msg []byte, rec *Record) error {
 		rec.Qlik.TableVersion, rec.Qlik.HasTableVersion = v, true
 	}
 	if m.Lineage.Timestamp != "" {
-		if ts, err := ParseTimestamp([]byte(m.Lineage.Timestamp)); err == nil {
+		if ts, err := ParseOpTS([]byte(m.Lineage.Timestamp)); err == nil {
 			rec.OpTS, rec.HasOpTS = ts, true
 		}
 	}

@@ -175,7 +175,7 @@ func (d *refQlik) dataMessage(msg []byte, rec *Record) error {
 	if hasTS {
 		t, err := jsonparser.ParseString(ts)
 		if err == nil {
-			rec.OpTS, err = ParseTimestamp([]byte(t))
+			rec.OpTS, err = ParseOpTS([]byte(t))
 		}
 		if err != nil {
 			return Rejectf(ReasonBadOpTS, "timestamp %q: %v", truncate(string(ts), 64), err)

@@ -1004,3 +1004,17 @@ func TestQlikNullMaskIsNoMask(t *testing.T) {
 		t.Errorf("masks %q and %q, want none", rec.Qlik.ChangeMask, rec.Qlik.ColumnMask)
 	}
 }
+
+// TestQlikTimestampOutsideSparkDatesIsRefused: as for GoldenGate, a
+// timestamp whose UTC date is outside 0001-01-01 to 9999-12-31 is refused
+// as bad_op_ts.
+func TestQlikTimestampOutsideSparkDatesIsRefused(t *testing.T) {
+	d := cdc.NewQlik(cdc.QlikOptions{})
+	for _, ts := range []string{"9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00"} {
+		qlikReject(t, d, qmsg(`{"operation":"INSERT","timestamp":"`+ts+`"}`, `{"A":"1"}`), cdc.ReasonBadOpTS)
+		qlikReject(t, d, dt(qmsg(`{"operation":"UPDATE","timestamp":"`+ts+`"}`, `{"A":"1"}`)), cdc.ReasonBadOpTS)
+	}
+	if rec := qlikOK(t, d, qmsg(`{"operation":"INSERT","timestamp":"9999-12-31T23:59:59"}`, `{"A":"1"}`)); rec.OpTS.Year() != 9999 {
+		t.Errorf("the range's last second: OpTS %v", rec.OpTS)
+	}
+}

@@ -2,6 +2,7 @@ package cdc
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -17,6 +18,22 @@ func ParseTimestamp(b []byte) (time.Time, error) {
 		return time.Time{}, err
 	}
 	return time.Unix(secs, int64(nanos)).UTC(), nil
+}
+
+// ParseOpTS parses an op_ts as ParseTimestamp does and refuses one whose
+// UTC date is outside 0001-01-01 to 9999-12-31, the dates Spark and Hive
+// hold: the date folder (dt=YYYY-MM-DD) of such a record would have a year
+// 0 or 10000, which they cannot read, and a zone can take a timestamp
+// written inside the range out of it (9999-12-31T23:59:59-01:00).
+func ParseOpTS(b []byte) (time.Time, error) {
+	t, err := ParseTimestamp(b)
+	if err != nil {
+		return t, err
+	}
+	if y := t.Year(); y < 1 || y > 9999 {
+		return time.Time{}, fmt.Errorf("%s in UTC is outside 0001-01-01 to 9999-12-31, the dates a date folder can name", t.Format("2006-01-02T15:04:05.999999999Z07:00"))
+	}
+	return t, nil
 }
 
 // ParseTimestampMicros parses b as ParseTimestamp does and returns it in

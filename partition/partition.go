@@ -1,5 +1,24 @@
 // Package partition decides where files go: table, schema version and date
 // become object keys. It is pure functions.
+//
+// A table's folder is one path segment made from its qualified name by
+// TableSegment, and read back by ParseTableSegment:
+//
+//   - ASCII letters, digits and _ - . $ # stay as they are;
+//   - every other byte (including / \ % = space, control characters and
+//     non-ASCII UTF-8 bytes) becomes %XX with upper-case hex;
+//   - a leading '.' becomes %2E and a leading '_' becomes %5F.
+//
+// The mapping is reversible and each table has one spelling, so two names
+// never share a folder. '=' is escaped so that no table folder looks like
+// a Hive partition. A leading '.' or '_' is escaped because Spark and Hive
+// skip such paths as hidden (a table "_AUDIT" was invisible to them),
+// because "." and ".." would name directories of their own, and because
+// the sink's own folders (_schemas, _checkpoints, _dlq) start with '_'.
+//
+// Lakes written before the leading '_' was escaped hold tables "_X" in a
+// folder "_X": ParseTableSegment refuses it and says to move the folder
+// (and _schemas/_X) to "%5FX".
 package partition
 
 import (
@@ -11,19 +30,10 @@ import (
 )
 
 // TableSegment turns a qualified table name into one path segment that is
-// safe on every file system and object store, and reversible:
-//
-//   - ASCII letters, digits and _ - . $ # stay as they are;
-//   - every other byte (including / \ % = space, control characters and
-//     non-ASCII UTF-8 bytes) becomes %XX with upper-case hex;
-//   - a leading '.' becomes %2E, so "." and ".." cannot name a directory
-//     of their own and no segment is a hidden file;
-//   - the leading '_' of a name that is one of the sink's own folders
-//     (_schemas, _checkpoints, _dlq) becomes %5F.
-//
-// '=' is escaped so that no table folder looks like a Hive partition. The
-// empty name has no segment, and neither has a name whose segment would
-// be longer than MaxSegmentBytes: the caller must reject them.
+// safe on every file system and object store, and reversible, by the rules
+// of the package comment. The empty name has no segment, and neither has a
+// name whose segment would be longer than MaxSegmentBytes: the caller must
+// reject them.
 func TableSegment(table string) (string, error) {
 	if table == "" {
 		return "", errors.New("empty table name")
@@ -32,7 +42,7 @@ func TableSegment(table string) (string, error) {
 	b.Grow(len(table))
 	for i := 0; i < len(table); i++ {
 		c := table[i]
-		if safe(c) && !(i == 0 && (c == '.' || bookkeeping[table])) {
+		if safe(c) && !(i == 0 && (c == '.' || c == '_')) {
 			b.WriteByte(c)
 			continue
 		}
@@ -44,11 +54,6 @@ func TableSegment(table string) (string, error) {
 	}
 	return b.String(), nil
 }
-
-// bookkeeping are the sink's own top-level folders. A table of one of
-// these names has its first byte escaped (%5F), so that its files do not
-// land among the schema documents, checkpoints or dead letters.
-var bookkeeping = map[string]bool{"_schemas": true, "_checkpoints": true, "_dlq": true}
 
 // MaxSegmentBytes is the longest table segment: a file or folder name has
 // at most 255 bytes on the common file systems (ext4, XFS, APFS, NTFS's
@@ -96,6 +101,9 @@ func ParseTableSegment(seg string) (string, error) {
 	// Needless escapes, lower-case hex and bytes left unescaped are all
 	// spellings that TableSegment does not make.
 	if canon, _ := TableSegment(b.String()); canon != seg {
+		if seg[0] == '_' && "%5F"+seg[1:] == canon {
+			return "", fmt.Errorf("table folder %q was written by an exporter that did not escape a leading '_' (Spark and Hive skip such folders as hidden): move it, and _schemas/%s, to %q", seg, seg, canon)
+		}
 		return "", fmt.Errorf("table segment %q is not canonical: the table's segment is %q", seg, canon)
 	}
 	return b.String(), nil

@@ -21,7 +21,7 @@ var hostileNames = []string{
 	"%", "%%", "%2F", "%2E", "%25", "a%2Fb", "100%",
 	"a b", " ", "  lead", "trail ", "tab\there", "nl\nhere", "cr\r", "\x00", "nul\x00mid", "\x01\x1f", "\x7f",
 	"é", "Ünïcødé.TÄBLE", "表", "😀", "\xff\xfe", "\xc3", // the last two are not valid UTF-8
-	"$SYS#1_-.", "a.b.c.d", "a..b", "x.", "-", "_", "#", "$",
+	"$SYS#1_-.", "a.b.c.d", "a..b", "x.", "-", "_", "#", "$", "_AUDIT", "__x", "_.", "._",
 	"?query", "a*b", "a:b", "a|b", "<x>", "\"q\"", "'q'", "a+b", "a,b", "a;b", "~user", "a&b", "@",
 }
 
@@ -33,8 +33,8 @@ func checkSafe(t *testing.T, name, seg string) {
 	if seg == "." || seg == ".." {
 		t.Errorf("TableSegment(%q) = %q names a directory", name, seg)
 	}
-	if strings.HasPrefix(seg, ".") {
-		t.Errorf("TableSegment(%q) = %q starts with a dot", name, seg)
+	if strings.HasPrefix(seg, ".") || strings.HasPrefix(seg, "_") {
+		t.Errorf("TableSegment(%q) = %q starts with a dot or '_': Spark and Hive skip it as hidden", name, seg)
 	}
 	if strings.ContainsAny(seg, "/\\=") {
 		t.Errorf("TableSegment(%q) = %q contains a separator or '='", name, seg)
@@ -53,7 +53,7 @@ func checkSafe(t *testing.T, name, seg string) {
 func TestTableSegmentExamples(t *testing.T) {
 	// Expected segments follow the documented rule: letters, digits and
 	// _ - . $ # stay; every other byte is %XX in upper-case hex; a leading
-	// '.' is %2E.
+	// '.' is %2E and a leading '_' is %5F.
 	cases := map[string]string{
 		"SALES.ORDERS":      "SALES.ORDERS",
 		"CDB1.SALES.ORDERS": "CDB1.SALES.ORDERS",
@@ -61,27 +61,32 @@ func TestTableSegmentExamples(t *testing.T) {
 		"_schemas":     "%5Fschemas",
 		"_checkpoints": "%5Fcheckpoints",
 		"_dlq":         "%5Fdlq",
-		"_dlq2":        "_dlq2",
-		"S._dlq":       "S._dlq",
-		"$SYS#1_-.":    "$SYS#1_-.",
-		"../../x":      "%2E.%2F..%2Fx",
-		"..":           "%2E.",
-		".":            "%2E",
-		".hidden":      "%2Ehidden",
-		"a/b":          "a%2Fb",
-		"a\\b":         "a%5Cb",
-		"a=b":          "a%3Db",
-		"100%":         "100%25",
-		"%2F":          "%252F",
-		"a b":          "a%20b",
-		"\x00":         "%00",
-		"nl\nhere":     "nl%0Ahere",
-		"\x7f":         "%7F",
-		"é":            "%C3%A9",
-		"😀":            "%F0%9F%98%80",
-		"\xff":         "%FF",
-		"a..b":         "a..b",
-		"x.":           "x.",
+		// Spark and Hive skip folders starting with '_' or '.' as hidden
+		"_dlq2":     "%5Fdlq2",
+		"_AUDIT.T":  "%5FAUDIT.T",
+		"__":        "%5F_",
+		"S._AUDIT":  "S._AUDIT",
+		".x_":       "%2Ex_",
+		"S._dlq":    "S._dlq",
+		"$SYS#1_-.": "$SYS#1_-.",
+		"../../x":   "%2E.%2F..%2Fx",
+		"..":        "%2E.",
+		".":         "%2E",
+		".hidden":   "%2Ehidden",
+		"a/b":       "a%2Fb",
+		"a\\b":      "a%5Cb",
+		"a=b":       "a%3Db",
+		"100%":      "100%25",
+		"%2F":       "%252F",
+		"a b":       "a%20b",
+		"\x00":      "%00",
+		"nl\nhere":  "nl%0Ahere",
+		"\x7f":      "%7F",
+		"é":         "%C3%A9",
+		"😀":         "%F0%9F%98%80",
+		"\xff":      "%FF",
+		"a..b":      "a..b",
+		"x.":        "x.",
 	}
 	for name, want := range cases {
 		got, err := partition.TableSegment(name)
@@ -210,8 +215,9 @@ func TestParseTableSegmentRejectsNonCanonical(t *testing.T) {
 		"%", "a%", "a%4", "%4", "%G1", "%1G", "%+1", "%-1", "%_1", "% 1", "%%41", "%0x",
 		// bytes that must have been escaped
 		"a/b", "a\\b", "a=b", "a b", "a%b", "\x00", "a\nb", "\x7f", "é", "\xff",
-		// the sink's own folders, and needless escapes of a leading _
-		"_schemas", "_checkpoints", "_dlq", "%5Fx", "%5Fdlq2",
+		// a leading _ left as it is: the sink's own folders, and hidden
+		// ones (the spelling of lakes written before it was escaped)
+		"_schemas", "_checkpoints", "_dlq", "_x", "_dlq2", "_AUDIT.T",
 		// leading dot, and the dot directories
 		".", "..", ".hidden", "./x", "../x",
 	}
@@ -235,6 +241,8 @@ func TestParseTableSegmentRejectsNonCanonical(t *testing.T) {
 		"%C3%A9":         "é",
 		"%FF":            "\xff",
 		"x.":             "x.",
+		"%5Fx":           "_x",
+		"%5F_":           "__",
 		"$#_-.":          "$#_-.",
 		"A%20B%2FC%3DD.": "A B/C=D.",
 	}
@@ -457,5 +465,15 @@ func TestDLQKey(t *testing.T) {
 	b := partition.DLQKey(time.Date(2026, 7, 13, 0, 0, 0, 0, time.UTC), "0", 10, "00000000")
 	if !(a < b) {
 		t.Errorf("DLQ keys do not sort by offset: %q >= %q", a, b)
+	}
+}
+
+// TestLegacyUnderscoreFolderSaysWhereToMoveIt: a folder "_X" written
+// before a leading '_' was escaped is refused with the folder to move it
+// to.
+func TestLegacyUnderscoreFolderSaysWhereToMoveIt(t *testing.T) {
+	_, err := partition.ParseTableSegment("_AUDIT.T")
+	if err == nil || !strings.Contains(err.Error(), `"%5FAUDIT.T"`) || !strings.Contains(err.Error(), "_schemas/_AUDIT.T") {
+		t.Errorf("ParseTableSegment(\"_AUDIT.T\"): %v, want an error naming %%5FAUDIT.T and _schemas/_AUDIT.T", err)
 	}
 }

@@ -116,11 +116,12 @@ func TestOversizedPrettyPrintedRecordIsOneMessage(t *testing.T) {
 }
 
 // A record cut short (its writer died, then the file was appended to)
-// leaves brackets open: past twice the limit it is given up on as one
-// oversized record, and the records after it are read again.
+// leaves brackets open: it ends before the next record's first line, and
+// every record after it is read.
 func TestRecordCutShortDoesNotTakeTheRestOfTheFile(t *testing.T) {
 	var in strings.Builder
-	in.WriteString("{\n  \"cut\": {\n    \"a\": [1,\n")
+	cut := "{\n  \"cut\": {\n    \"a\": [1,"
+	in.WriteString(cut + "\n")
 	for i := range 200 {
 		fmt.Fprintf(&in, "{\n  \"n\": %d\n}\n", i)
 	}
@@ -128,14 +129,13 @@ func TestRecordCutShortDoesNotTakeTheRestOfTheFile(t *testing.T) {
 	os.WriteFile(p, []byte(in.String()), 0o644)
 	s, _ := NewFiles([]string{p}, 500, nil)
 	got := readAll(t, s)
-	// The records within twice the limit (1,000 bytes, about 70 of these)
-	// go with the cut one; the other 130 are read.
-	if len(got) < 1+125 || !got[0].Oversized || got[0].Size > 2*500+20 {
-		t.Fatalf("%d messages, first oversized %v: want the cut record given up on at twice the limit and the records after it read", len(got), len(got) > 0 && got[0].Oversized)
+	if len(got) != 201 || got[0].Oversized || string(got[0].Value) != cut || got[0].Size != int64(len(cut)) {
+		t.Fatalf("%d messages, first %q: want the cut record alone, whole, then the 200 after it", len(got), got[0].Value)
 	}
-	last := strings.Join(strings.Fields(string(got[len(got)-1].Value)), "")
-	if last != `{"n":199}` {
-		t.Errorf("last message %q, want the file's last record", last)
+	for i, m := range got[1:] {
+		if v := strings.Join(strings.Fields(string(m.Value)), ""); v != fmt.Sprintf(`{"n":%d}`, i) || m.Offset != int64(4+3*i) {
+			t.Fatalf("message %d: %q at line %d", i+1, v, m.Offset)
+		}
 	}
 }
 

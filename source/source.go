@@ -37,6 +37,11 @@ type Message struct {
 	// then holds only its beginning and Size its full length.
 	Oversized bool
 	Size      int64
+	// Damaged, when set, says why Value is not a record: bytes the
+	// source could not frame as one (after the last member of a gzip
+	// file), handed out to be dead-lettered with this text instead of
+	// decoded.
+	Damaged string
 	// Lag is how many records of the partition are behind this one
 	// (Kafka), or -1 when unknown.
 	Lag int64

@@ -191,6 +191,9 @@ func (c *imageConverter) convertValue(col *convColumn, f *cdc.Field, s *slot) er
 		}
 		v, err := parseFloat64(text)
 		if err != nil {
+			if errors.Is(err, errFloatUnderflow) {
+				return fmt.Errorf("number %.40s is too small for float64 (it would be stored as 0); give the column the type hint string to keep such values", text)
+			}
 			if errors.Is(err, strconv.ErrRange) {
 				return errors.New("number is out of float64 range")
 			}
@@ -305,12 +308,6 @@ func errNotNumber(f *cdc.Field) error {
 
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// parseFloat64 parses number text as strconv.ParseFloat does, to the same
-// correctly rounded value. Plain decimals ("-125.50") of up to 19 digits
-// whose digits fit a float64 exactly are divided by an exact power of ten
-// here, one correctly rounded operation (Clinger's fast path, which
-// strconv also takes, after a general-purpose scan that cost more than the
-// arithmetic); anything else goes to strconv.
 // floatHoldsInteger reports whether text, the number v was parsed from,
 // is not an integer literal, or is one that v holds exactly. Past 2^53 a
 // float64 holds only some integers; a bare "number" column defaults to
@@ -329,6 +326,14 @@ func floatHoldsInteger(text []byte, v float64) bool {
 	return string(digits) == strconv.FormatFloat(math.Abs(v), 'f', 0, 64)
 }
 
+// parseFloat64 parses number text as strconv.ParseFloat does, to the same
+// correctly rounded value. Plain decimals ("-125.50") of up to 19 digits
+// whose digits fit a float64 exactly are divided by an exact power of ten
+// here, one correctly rounded operation (Clinger's fast path, which
+// strconv also takes, after a general-purpose scan that cost more than the
+// arithmetic); anything else goes to strconv.
+// Unlike strconv, it refuses a non-zero number that rounds to 0
+// (errFloatUnderflow).
 func parseFloat64(text []byte) (float64, error) {
 	i, n := 0, len(text)
 	neg := n > 0 && text[0] == '-'
@@ -362,7 +367,32 @@ func parseFloat64(text []byte) (float64, error) {
 		// number sent as text does not mean.
 		return 0, errors.New("not a decimal number")
 	}
-	return strconv.ParseFloat(unsafeString(text), 64)
+	v, err := strconv.ParseFloat(unsafeString(text), 64)
+	if err == nil && v == 0 && nonZeroMantissa(text) {
+		return 0, errFloatUnderflow
+	}
+	return v, err
+}
+
+// errFloatUnderflow is a non-zero number nearer to 0 than to the smallest
+// float64 (1e-999): refused as a number past the largest (1e999) is,
+// since both would store a value the source did not send (0, Inf). A
+// number that rounds to a subnormal keeps its sign and magnitude roughly,
+// as any rounding does, and is taken.
+var errFloatUnderflow = fmt.Errorf("%w: below the smallest float64", strconv.ErrRange)
+
+// nonZeroMantissa reports whether a decimal number's digits before its
+// exponent are not all zero.
+func nonZeroMantissa(text []byte) bool {
+	for _, c := range text {
+		switch {
+		case c == 'e' || c == 'E':
+			return false
+		case c >= '1' && c <= '9':
+			return true
+		}
+	}
+	return false
 }
 
 // specialFloat reports whether text is NaN or a signed infinity, which a

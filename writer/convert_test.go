@@ -346,6 +346,8 @@ func TestConvertFloat64(t *testing.T) {
 		{str("C", "+1.5"), 1.5}, {str("C", ".5"), 0.5}, {str("C", "5."), 5}, {str("C", "-2.5E+2"), -250}, {str("C", "1e-2"), 0.01},
 		// what a double column holds besides numbers
 		{str("C", "Infinity"), math.Inf(1)}, {str("C", "-inf"), math.Inf(-1)}, {str("C", "+Inf"), math.Inf(1)},
+		// zero however written, and a subnormal: rounded, not lost
+		{num("C", "0e-999"), 0}, {str("C", "-0.000e5"), 0}, {num("C", "5e-324"), 5e-324}, {num("C", "1e-310"), 1e-310},
 	} {
 		s, err := convertOne(t, "float64", c.f)
 		if err != nil || s.f64() != c.want {
@@ -355,7 +357,10 @@ func TestConvertFloat64(t *testing.T) {
 	if s, err := convertOne(t, "float64", str("C", "NaN")); err != nil || !math.IsNaN(s.f64()) {
 		t.Errorf("NaN: %v %v", s.f64(), err)
 	}
-	for _, f := range []cdc.Field{num("C", "1e400"), str("C", "abc"), boolean("C", "false"), str("C", ""),
+	for _, f := range []cdc.Field{num("C", "1e400"), str("C", "abc"),
+		// a non-zero number too small for float64 would be stored as 0,
+		// as one too large would be stored as Inf
+		num("C", "1e-999"), num("C", "-1e-999"), str("C", "0.001e-400"), num("C", "2e-324"), boolean("C", "false"), str("C", ""),
 		// integers it would round: a bare number column holding big IDs
 		num("C", "9007199254740993"), num("C", "-9007199254740993"), str("C", "1234567890123456789"), str("C", "+9007199254740993"),
 		num("C", "100000000000000000001"),
@@ -575,7 +580,7 @@ var specialText = regexp.MustCompile(`^(?i:[+-]?inf(inity)?|nan)$`)
 var decimalText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
 
 func FuzzParseFloat64(f *testing.F) {
-	for _, s := range []string{"0", "-0", "125.50", "-1e-3", "0.1", "9007199254740993", "9007199254740992.5",
+	for _, s := range []string{"0", "-0", "125.50", "-1e-3", "1e-999", "0e-999", "5e-324", "2e-324", "0.1", "9007199254740993", "9007199254740992.5",
 		"1.", ".5", "-", "", "+1", "1e22", "123456789012345678.9", "0.0000000000000000000001", "00012.3400", "1_0", "Inf", "0x1p3"} {
 		f.Add(s)
 	}
@@ -589,6 +594,13 @@ func FuzzParseFloat64(f *testing.F) {
 			return
 		}
 		want, werr := strconv.ParseFloat(s, 64)
+		if werr == nil && want == 0 && strings.ContainsAny(strings.FieldsFunc(s, func(r rune) bool { return r == 'e' || r == 'E' })[0], "123456789") {
+			// a non-zero number that strconv rounds to zero
+			if !errors.Is(gerr, errFloatUnderflow) {
+				t.Fatalf("parseFloat64(%q) = %v, %v; want the underflow refused", s, got, gerr)
+			}
+			return
+		}
 		if (werr == nil) != (gerr == nil) || math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("parseFloat64(%q) = %v (%x), %v; strconv: %v (%x), %v", s, got, math.Float64bits(got), gerr, want, math.Float64bits(want), werr)
 		}
