@@ -29,9 +29,35 @@ var credentialCodes = map[string]bool{
 	"AccountProblem": true, "AllAccessDisabled": true, "InvalidClientTokenId": true, "UnrecognizedClientException": true,
 }
 
-// isCredentialError tells an error caused by the credentials, by type (the
-// SDK could not sign: no credentials could be retrieved) or by code.
+// credentialsError is a failure to find or refresh credentials, as the
+// credential provider of every S3 store reports it (see credentialSource).
+type credentialsError struct{ err error }
+
+func (e *credentialsError) Error() string { return e.err.Error() }
+func (e *credentialsError) Unwrap() error { return e.err }
+
+// credentialSource marks the errors of the provider it wraps as
+// credentialsError, so that they are told by type, not by their text.
+type credentialSource struct{ aws.CredentialsProvider }
+
+func (c credentialSource) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	cr, err := c.CredentialsProvider.Retrieve(ctx)
+	if err != nil && ctx.Err() == nil {
+		return cr, &credentialsError{err}
+	}
+	return cr, err
+}
+
+// isCredentialError tells an error caused by the credentials, by type (no
+// credentials could be retrieved, or the SDK could not sign) or by code.
+// A credential provider that could not reach its own service (the
+// instance metadata service, STS) for a transient reason is not one: that
+// is retried.
 func isCredentialError(err error) bool {
+	var missing *credentialsError
+	if errors.As(err, &missing) {
+		return sdkRetryables.IsErrorRetryable(missing.err) != aws.TrueTernary
+	}
 	var sign *v4.SigningError
 	if errors.As(err, &sign) {
 		return true
@@ -77,11 +103,11 @@ func retryable(err error) bool {
 // retry runs fn until it succeeds, fails with an error that is not on the
 // allow-list (see retryable), the context ends, or RetryFor would pass
 // before the next attempt. Between attempts it sleeps a capped exponential
-// backoff with full jitter (200ms doubling up to MaxBackoff). fn returns
+// backoff with full jitter (a ceiling of 200ms doubling up to MaxBackoff). fn returns
 // errors already explained (see explain), wrapping the SDK's error.
 func (s *S3) retry(ctx context.Context, op, key string, fn func() error) error {
 	start := time.Now()
-	ceiling := 200 * time.Millisecond
+	ceiling := min(200*time.Millisecond, s.cfg.MaxBackoff)
 	for attempt := 1; ; attempt++ {
 		err := fn()
 		if err == nil {

@@ -122,7 +122,7 @@ func TestS3RetryGivesUpAfterRetryFor(t *testing.T) {
 	fake := &fakeS3{answers: []func(http.ResponseWriter){s3Error(503, "SlowDown")}}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	s := fakeStore(t, srv.URL, 100*time.Millisecond)
+	s := fakeStore(t, srv.URL, 2*time.Second)
 	_, err := s.Get(context.Background(), "k")
 	if err == nil || !strings.Contains(err.Error(), "SlowDown") || !strings.Contains(err.Error(), "--s3-retry-for") {
 		t.Errorf("error: %v", err)

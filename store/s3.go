@@ -146,6 +146,9 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3: load AWS configuration: %w", err)
 	}
+	if awsCfg.Credentials != nil {
+		awsCfg.Credentials = aws.NewCredentialsCache(credentialSource{awsCfg.Credentials})
+	}
 	if awsCfg.Region == "" {
 		awsCfg.Region = "us-east-1"
 	}

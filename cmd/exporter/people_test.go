@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,5 +97,18 @@ func TestTermSafe(t *testing.T) {
 	}
 	if got := termSafe("a\nb\x1b", true); got != "a\nb\\x1b" {
 		t.Errorf("with newlines kept: %q", got)
+	}
+}
+
+// TestLogsRedactCredentials: string and error values of log lines lose
+// the credentials they carry, in JSON and text logs.
+func TestLogsRedactCredentials(t *testing.T) {
+	for _, format := range []string{"json", "text"} {
+		var buf strings.Builder
+		logger := newLogger(&buf, format, "info")
+		logger.Error("cannot join", "brokers", "alice:hunter2secret@b1:9092", "error", errors.New(`dial kafka://bob:hunter2secret@b2:9092: refused`))
+		if strings.Contains(buf.String(), "hunter2secret") || !strings.Contains(buf.String(), "***@b1:9092") || !strings.Contains(buf.String(), "***@b2:9092") {
+			t.Errorf("%s log: %s", format, buf.String())
+		}
 	}
 }
