@@ -1,5 +1,6 @@
 // Package source hands out raw CDC messages with their position in the
-// input: files (JSON Lines, gzip), stdin, and later Kafka.
+// input: files (JSON Lines, gzip), stdin, and Kafka consumer groups
+// (kafka-go; NewDialer builds the TLS and SASL dialer).
 package source
 
 import (

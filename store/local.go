@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Local stores objects as files under a root folder. A put writes a
@@ -23,7 +24,8 @@ type Local struct {
 	dirs sync.Map // folders known to exist: saves a mkdir per file
 }
 
-// tmpPrefix marks files being written; List never returns them.
+// tmpPrefix marks files being written; List never returns them, and
+// RemoveStaleTemps removes those a crash left behind.
 const tmpPrefix = ".tmp-"
 
 // NewLocal returns a store rooted at dir, creating it if needed.
@@ -57,27 +59,43 @@ func (l *Local) Put(ctx context.Context, key string, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	return l.putVia(key, data, func(tmp, p string) error {
+		if err := os.Rename(tmp, p); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		return nil
+	})
+}
+
+// putVia writes data to a new synced, locked temporary file in key's
+// folder, lets place move or link it to key's path, and syncs the folder.
+// The lock is held until place returns, so RemoveStaleTemps never takes a
+// file that is still being put.
+func (l *Local) putVia(key string, data []byte, place func(tmp, path string) error) error {
 	p, err := l.path(key)
 	if err != nil {
 		return err
 	}
-	tmp, err := l.writeTemp(filepath.Dir(p), data)
+	dir := filepath.Dir(p)
+	tmp, err := l.writeTemp(dir, data)
 	if err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
+	err = place(tmp.Name(), p)
+	tmp.Close()
+	if err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	return syncDir(filepath.Dir(p))
+	return syncDir(dir)
 }
 
 // writeTemp writes data to a new synced temporary file in dir (created if
-// needed) and returns its path.
-func (l *Local) writeTemp(dir string, data []byte) (string, error) {
+// needed) and returns it open and locked (see lockTemp).
+func (l *Local) writeTemp(dir string, data []byte) (*os.File, error) {
 	if _, known := l.dirs.Load(dir); !known {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", err
+			return nil, err
 		}
 		l.dirs.Store(dir, true)
 	}
@@ -89,20 +107,64 @@ func (l *Local) writeTemp(dir string, data []byte) (string, error) {
 		}
 	}
 	if err != nil {
-		return "", err
+		return nil, err
 	}
+	lockTemp(tmp)
 	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Sync()
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return "", err
+		tmp.Close()
+		return nil, err
 	}
-	return tmp.Name(), nil
+	return tmp, nil
+}
+
+// staleTempAge is how old a temporary file must be before RemoveStaleTemps
+// considers it: far longer than the instant between creating a temporary
+// file and locking it.
+const staleTempAge = time.Minute
+
+// RemoveStaleTemps removes the temporary files that puts interrupted by a
+// crash (kill -9, power loss) left behind, and returns how many. The rule:
+// a ".tmp-*" file is removed when it is older than a minute and no process
+// holds its lock. Every put holds an exclusive lock (flock) on its
+// temporary file from just after creating it until the file is renamed or
+// removed, and the kernel drops a lock when its process dies, so the
+// files of a running instance (this one or another on the same folder)
+// are never taken. Where locks are not available (non-Unix systems, file
+// systems without flock) nothing is removed.
+func (l *Local) RemoveStaleTemps(ctx context.Context) (int, error) {
+	removed := 0
+	cutoff := time.Now().Add(-staleTempAge)
+	err := filepath.WalkDir(l.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while we walk
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasPrefix(d.Name(), tmpPrefix) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil || !info.ModTime().Before(cutoff) {
+			return nil
+		}
+		if removeIfUnlocked(p) {
+			removed++
+		}
+		return nil
+	})
+	if err != nil {
+		return removed, fmt.Errorf("remove stale temporary files under %s: %w", l.root, err)
+	}
+	return removed, nil
 }
 
 func syncDir(dir string) error {
@@ -168,22 +230,14 @@ func (l *Local) Delete(ctx context.Context, key string) error {
 // data is written to a temporary file and hard-linked into place, which
 // fails if the name exists.
 func (l *Local) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	p, err := l.path(key)
-	if err != nil {
-		return err
-	}
-	tmp, err := l.writeTemp(filepath.Dir(p), data)
-	if err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
-	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, p); err != nil {
+	return l.putVia(key, data, func(tmp, p string) error {
+		err := os.Link(tmp, p)
+		os.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("put %s: %w", key, ErrPreconditionFailed)
+			return ErrPreconditionFailed
 		}
-		return fmt.Errorf("put %s: %w", key, err)
-	}
-	return syncDir(filepath.Dir(p))
+		return err
+	})
 }
 
 // ETag returns a content hash of key, for PutIfMatch.

@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/aws/smithy-go/logging"
 	"io"
 	"log/slog"
 	"net"
@@ -26,7 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
-	"github.com/cenkalti/backoff/v5"
+	"github.com/aws/smithy-go/logging"
 )
 
 // S3Config configures an S3-compatible store. Empty fields take the
@@ -73,6 +72,8 @@ type S3Config struct {
 // S3 stores objects in an S3-compatible bucket.
 type S3 struct {
 	cfg      S3Config
+	endpoint string // the custom endpoint, if any, for messages
+	region   string
 	client   *s3.Client
 	uploader *transfermanager.Client
 	log      *slog.Logger
@@ -83,6 +84,9 @@ type S3 struct {
 func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if cfg.Bucket == "" {
 		return nil, errors.New("s3: no bucket given (want s3://BUCKET/PREFIX)")
+	}
+	if err := ValidateBucket(cfg.Bucket); err != nil {
+		return nil, fmt.Errorf("s3: %w", err)
 	}
 	cfg.Prefix = strings.Trim(cfg.Prefix, "/")
 	if cfg.PartSize == 0 {
@@ -142,6 +146,9 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3: load AWS configuration: %w", err)
 	}
+	if awsCfg.Credentials != nil {
+		awsCfg.Credentials = aws.NewCredentialsCache(credentialSource{awsCfg.Credentials})
+	}
 	if awsCfg.Region == "" {
 		awsCfg.Region = "us-east-1"
 	}
@@ -168,15 +175,8 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		o.FailTimeout = 30 * time.Second
 		o.ChecksumAlgorithm = tmtypes.ChecksumAlgorithmCrc32
 	})
-	return &S3{cfg: cfg, client: client, uploader: up, log: cfg.Logger}, nil
+	return &S3{cfg: cfg, endpoint: endpoint, region: awsCfg.Region, client: client, uploader: up, log: cfg.Logger}, nil
 }
-
-type noRateLimit struct{}
-
-func (noRateLimit) GetToken(context.Context, uint) (func() error, error) {
-	return func() error { return nil }, nil
-}
-func (noRateLimit) AddTokens(uint) error { return nil }
 
 // newHTTPClient builds the SDK's own buildable client so that the
 // standard AWS_CA_BUNDLE setting keeps working next to ours.
@@ -239,7 +239,7 @@ func (s *S3) key(k string) (string, error) {
 func (s *S3) Check(ctx context.Context) error {
 	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(s.cfg.Bucket)})
 	if err != nil {
-		return s.explain("check bucket", "", err)
+		return s.explain(ctx, "check bucket", "", err)
 	}
 	return nil
 }
@@ -289,7 +289,7 @@ func (s *S3) put(ctx context.Context, key string, data []byte, ifNoneMatch, ifMa
 			if errors.As(err, &mpu) {
 				s.log.Warn("multipart upload failed and was aborted", "key", k, "upload_id", mpu.UploadID(), "error", err)
 			}
-			err = s.explain("put", key, err)
+			err = s.explain(ctx, "put", key, err)
 			conditional := ifNoneMatch != nil || ifMatch != nil
 			if conditional && errors.Is(err, ErrPreconditionFailed) && mayHaveLanded {
 				// Possibly our own earlier attempt that made the condition
@@ -313,7 +313,7 @@ func (s *S3) ETag(ctx context.Context, key string) (string, error) {
 	err = s.retry(ctx, "head", key, func() error {
 		out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k)})
 		if err != nil {
-			return s.explain("head", key, err)
+			return s.explain(ctx, "head", key, err)
 		}
 		etag = aws.ToString(out.ETag)
 		return nil
@@ -330,7 +330,7 @@ func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
 	err = s.retry(ctx, "get", key, func() error {
 		out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k)})
 		if err != nil {
-			return s.explain("get", key, err)
+			return s.explain(ctx, "get", key, err)
 		}
 		defer out.Body.Close()
 		data, err = io.ReadAll(out.Body)
@@ -355,7 +355,7 @@ func (s *S3) List(ctx context.Context, prefix string) ([]string, error) {
 			var err error
 			page, err = p.NextPage(ctx)
 			if err != nil {
-				return s.explain("list", prefix, err)
+				return s.explain(ctx, "list", prefix, err)
 			}
 			return nil
 		})
@@ -382,7 +382,7 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 	return s.retry(ctx, "delete", key, func() error {
 		_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k)})
 		if err != nil {
-			return s.explain("delete", key, err)
+			return s.explain(ctx, "delete", key, err)
 		}
 		return nil
 	})
@@ -393,7 +393,7 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 func (s *S3) IncompleteUploads(ctx context.Context) ([]string, error) {
 	out, err := s.client.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(s.cfg.Bucket), Prefix: aws.String(s.cfg.Prefix)})
 	if err != nil {
-		return nil, s.explain("list multipart uploads", "", err)
+		return nil, s.explain(ctx, "list multipart uploads", "", err)
 	}
 	var keys []string
 	for _, u := range out.Uploads {
@@ -402,14 +402,11 @@ func (s *S3) IncompleteUploads(ctx context.Context) ([]string, error) {
 	return keys, nil
 }
 
-// ErrPermanent marks storage errors that retrying cannot fix (missing
-// bucket, access denied, bad credentials).
-var ErrPermanent = errors.New("permanent storage error")
-
 // explain turns an SDK error into one that says what failed and what to
 // do, wrapping ErrNotExist, ErrPreconditionFailed or ErrPermanent where
-// they apply. Credentials never appear in it.
-func (s *S3) explain(op, key string, err error) error {
+// they apply and the SDK's error otherwise, so that retryable can still
+// classify it. Credentials never appear in it.
+func (s *S3) explain(ctx context.Context, op, key string, err error) error {
 	where := s.String()
 	if key != "" {
 		where += "/" + key
@@ -417,6 +414,15 @@ func (s *S3) explain(op, key string, err error) error {
 	var nsk *s3types.NoSuchKey
 	if errors.As(err, &nsk) {
 		return fmt.Errorf("%s %s: %w", op, where, ErrNotExist)
+	}
+	if isCredentialError(err) {
+		var api smithy.APIError
+		if errors.As(err, &api) {
+			return fmt.Errorf("%s %s: %s: check the credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the role) and the bucket policy: %w",
+				op, where, api.ErrorCode(), ErrPermanent)
+		}
+		return fmt.Errorf("%s %s: no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --s3-access-key-id and --s3-secret-access-key), AWS_PROFILE, or give the process a role: %w",
+			op, where, permanent{err})
 	}
 	var api smithy.APIError
 	if errors.As(err, &api) {
@@ -430,44 +436,51 @@ func (s *S3) explain(op, key string, err error) error {
 			return fmt.Errorf("%s %s: bucket %q does not exist: create it or fix the sink URL: %w", op, where, s.cfg.Bucket, ErrPermanent)
 		case "PreconditionFailed", "ConditionalRequestConflict":
 			return fmt.Errorf("%s %s: %w", op, where, ErrPreconditionFailed)
-		case "AccessDenied", "Forbidden", "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken":
-			return fmt.Errorf("%s %s: %s: check the credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the role) and the bucket policy: %w",
-				op, where, api.ErrorCode(), ErrPermanent)
 		}
-		return fmt.Errorf("%s %s: %s: %s", op, where, api.ErrorCode(), api.ErrorMessage())
+		if retryable(err) {
+			return fmt.Errorf("%s %s: %s: %s: %w", op, where, api.ErrorCode(), api.ErrorMessage(), err)
+		}
+		status := ""
+		var resp *awshttp.ResponseError
+		if errors.As(err, &resp) {
+			status = fmt.Sprintf(" (HTTP %d)", resp.HTTPStatusCode())
+		}
+		return fmt.Errorf("%s %s: %s%s: %s: not retried (not throttling, a server or a network error): check the bucket name, its policy and settings, and the --s3-* options: %w",
+			op, where, api.ErrorCode(), status, api.ErrorMessage(), permanent{err})
 	}
-	if msg := err.Error(); strings.Contains(msg, "get credentials") || strings.Contains(msg, "retrieve credentials") {
-		return fmt.Errorf("%s %s: no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --s3-access-key-id and --s3-secret-access-key), AWS_PROFILE, or give the process a role: %w",
-			op, where, err)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil || isTimeout(err) {
+		return fmt.Errorf("%s %s: the store at %s did not answer in time: check --s3-endpoint (or the region), that the store is up and that no proxy or firewall holds the connection; a slow store needs a longer --s3-request-timeout: %w",
+			op, where, s.endpointName(), err)
 	}
 	var dial *net.OpError
 	if errors.As(err, &dial) && dial.Op == "dial" {
 		return fmt.Errorf("%s %s: cannot reach the store at %s: check --s3-endpoint (or the region) and that the store is up: %w", op, where, dial.Addr, err)
 	}
-	return fmt.Errorf("%s %s: %w", op, where, err)
+	if errors.Is(err, context.Canceled) || retryable(err) {
+		return fmt.Errorf("%s %s: %w", op, where, err)
+	}
+	return fmt.Errorf("%s %s: %w: not retried: check --s3-endpoint, --s3-ca-bundle and the network between here and the store", op, where, permanent{err})
 }
 
-// retry runs fn until it succeeds, fails permanently, the context ends or
-// RetryFor has passed, sleeping a capped, jittered exponential backoff
-// between attempts. Throttling, 5xx and network errors are retried; a
-// missing key, a failed precondition and ErrPermanent are not.
-func (s *S3) retry(ctx context.Context, op, key string, fn func() error) error {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = 200 * time.Millisecond
-	b.MaxInterval = s.cfg.MaxBackoff
-	_, err := backoff.Retry(ctx, func() (struct{}, error) {
-		err := fn()
-		if err != nil && (errors.Is(err, ErrPermanent) || errors.Is(err, ErrNotExist) || errors.Is(err, ErrPreconditionFailed) || errors.Is(err, ErrOutcomeUnknown)) {
-			return struct{}{}, backoff.Permanent(err)
-		}
-		return struct{}{}, err
-	}, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(s.cfg.RetryFor), backoff.WithNotify(func(err error, next time.Duration) {
-		s.log.Warn("storage request failed; retrying", "op", op, "key", key, "retry_in", next.Round(time.Millisecond), "error", err)
-		if s.cfg.OnRetry != nil {
-			s.cfg.OnRetry(op)
-		}
-	}))
-	return err
+// permanent marks an SDK error as one retrying cannot fix, keeping its
+// text and its chain.
+type permanent struct{ error }
+
+func (p permanent) Unwrap() error        { return p.error }
+func (p permanent) Is(target error) bool { return target == ErrPermanent }
+
+// isTimeout tells an attempt that timed out waiting for the store.
+func isTimeout(err error) bool {
+	var timeout interface{ Timeout() bool }
+	return errors.As(err, &timeout) && timeout.Timeout()
+}
+
+// endpointName names the endpoint requests go to, for messages.
+func (s *S3) endpointName() string {
+	if s.endpoint != "" {
+		return s.endpoint
+	}
+	return "the AWS S3 endpoint of region " + s.region
 }
 
 // CreateBucket creates the store's bucket. The exporter never creates
@@ -475,7 +488,7 @@ func (s *S3) retry(ctx context.Context, op, key string, fn func() error) error {
 func (s *S3) CreateBucket(ctx context.Context) error {
 	_, err := s.client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(s.cfg.Bucket)})
 	if err != nil {
-		return s.explain("create bucket", "", err)
+		return s.explain(ctx, "create bucket", "", err)
 	}
 	return nil
 }

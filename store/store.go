@@ -1,11 +1,13 @@
-// Package store puts objects into storage: the local file system now,
-// S3-compatible object stores later, behind one small interface.
+// Package store puts objects into storage behind one small interface: a
+// local folder (Local) and S3-compatible object stores (S3: AWS S3, MinIO,
+// Ceph...). Open builds either from a URL and a plain Config.
 package store
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 )
 
@@ -58,4 +60,41 @@ type Store interface {
 	Delete(ctx context.Context, key string) error
 	// String names the store for logs, without credentials.
 	String() string
+	// PutIfAbsent writes key only if no object has it; an existing key
+	// yields an error wrapping ErrPreconditionFailed.
+	PutIfAbsent(ctx context.Context, key string, data []byte) error
+	// PutIfMatch replaces key only if its current ETag is etag.
+	PutIfMatch(ctx context.Context, key string, data []byte, etag string) error
+	// ETag returns the current ETag of key, for PutIfMatch.
+	ETag(ctx context.Context, key string) (string, error)
+}
+
+// ValidateBucket checks an S3 bucket name against the rules of S3
+// (3 to 63 characters: lowercase letters, digits, dots and hyphens,
+// starting and ending with a letter or digit, no "..", not an IP
+// address), so that a bad name is reported as such instead of as the
+// store's "400 Bad Request".
+func ValidateBucket(name string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("bucket name %q %s: S3 bucket names are 3 to 63 characters of lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit; fix the sink URL", name, why)
+	}
+	if len(name) < 3 || len(name) > 63 {
+		return bad(fmt.Sprintf("has %d characters", len(name)))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return bad(fmt.Sprintf("has %q at byte %d", c, i))
+		}
+	}
+	if first, last := name[0], name[len(name)-1]; first == '.' || first == '-' || last == '.' || last == '-' {
+		return bad("starts or ends with a dot or hyphen")
+	}
+	if strings.Contains(name, "..") {
+		return bad(`has ".."`)
+	}
+	if net.ParseIP(name) != nil {
+		return bad("is an IP address")
+	}
+	return nil
 }

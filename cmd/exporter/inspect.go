@@ -81,7 +81,7 @@ func (c *tablesCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logg
 			r.Close()
 		}
 		vs := versions[t]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", t, vs[len(vs)-1].Version, files, rows, lastPos)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", termSafe(t, false), vs[len(vs)-1].Version, files, rows, termSafe(lastPos, false))
 	}
 	return tw.Flush()
 }
@@ -102,6 +102,7 @@ func (c *schemaCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logg
 	if len(vs) == 0 {
 		return fmt.Errorf("no table %q in %s (exporter tables lists them)", c.Table, st)
 	}
+	table := termSafe(c.Table, false)
 	show := vs[len(vs)-1]
 	if c.Version != 0 {
 		found := false
@@ -114,29 +115,29 @@ func (c *schemaCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logg
 			return fmt.Errorf("table %s has no schema version %d (it has 1..%d)", c.Table, c.Version, vs[len(vs)-1].Version)
 		}
 	} else {
-		fmt.Fprintf(stdout, "%s: %d schema versions\n", c.Table, len(vs))
+		fmt.Fprintf(stdout, "%s: %d schema versions\n", table, len(vs))
 		for _, v := range vs {
 			ddl := v.DDL
 			if ddl == "" {
 				ddl = "(first metadata)"
 			}
-			fmt.Fprintf(stdout, "  v%d  %d columns  opened at %q by %s\n", v.Version, len(v.Columns), v.OpenedAtPos, ddl)
+			fmt.Fprintf(stdout, "  v%d  %d columns  opened at %q by %s\n", v.Version, len(v.Columns), v.OpenedAtPos, termSafe(ddl, false))
 		}
 		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintf(stdout, "%s schema version %d:\n", c.Table, show.Version)
+	fmt.Fprintf(stdout, "%s schema version %d:\n", table, show.Version)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  COLUMN\tARROW TYPE\tNULLABLE\tKEY\tTYPE FROM")
 	keys := map[string]string{}
 	for _, c := range show.Columns {
-		keys[c.Name] = fmt.Sprintf("%v\t%s", c.Key, c.TypeFrom)
+		keys[c.Name] = fmt.Sprintf("%v\t%s", c.Key, termSafe(c.TypeFrom, false))
 	}
 	for _, f := range show.Fields {
 		extra, ok := keys[f.Name]
 		if !ok {
 			extra = "\t(metacolumn)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%v\t%s\n", f.Name, f.Type, f.Nullable, extra)
+		fmt.Fprintf(tw, "  %s\t%s\t%v\t%s\n", termSafe(f.Name, false), termSafe(f.Type, false), f.Nullable, extra)
 	}
 	return tw.Flush()
 }

@@ -62,7 +62,7 @@ func (v *validateCmd) run(args []string, stdout, stderr io.Writer) int {
 	var probe cli
 	p, err := newParser(&probe, io.Discard, io.Discard, func(int) {})
 	if err != nil {
-		fmt.Fprintln(stderr, "exporter validate:", err)
+		printErr(stderr, "exporter validate:", err)
 		return exitFailure
 	}
 	runNode := commandNode(p.Model.Node, "run")
@@ -89,11 +89,11 @@ func (v *validateCmd) run(args []string, stdout, stderr io.Writer) int {
 	if from != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			fmt.Fprintf(stderr, "exporter validate: config file from %s: %v\n", from, err)
+			printErrf(stderr, "exporter validate: config file from %s: %v\n", from, err)
 			return exitUsage
 		}
 		if file, err = readConfigValues(bytes.NewReader(data)); err != nil {
-			fmt.Fprintf(stderr, "%s: not YAML: %v\n", path, err)
+			printErrf(stderr, "%s: not YAML: %v\n", path, err)
 			return exitUsage
 		}
 	}
@@ -130,13 +130,13 @@ func (v *validateCmd) run(args []string, stdout, stderr io.Writer) int {
 		label = "the environment and flags (no config file)"
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(stderr, "%s: %d problem(s)\n", label, len(problems))
+		printErrf(stderr, "%s: %d problem(s)\n", label, len(problems))
 		for _, pr := range problems {
-			fmt.Fprintln(stderr, "  "+pr)
+			printErr(stderr, "  "+strings.ReplaceAll(pr, "\n", "\n  "))
 		}
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "%s: OK\n", label)
+	fmt.Fprintf(stdout, "%s: OK\n", forPeople(label, false))
 	return exitOK
 }
 

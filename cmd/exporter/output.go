@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/redact"
+	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+)
+
+func newLogger(w io.Writer, format, level string) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: redactAttr}
+	if format == "auto" {
+		format = "json"
+		if f, ok := w.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				format = "text"
+			}
+		}
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func printSummary(w io.Writer, s pipeline.Summary) {
+	fmt.Fprintf(w, "records read:   %d\n", s.Records)
+	if s.Skipped > 0 {
+		fmt.Fprintf(w, "already durable (skipped): %d\n", s.Skipped)
+	}
+	tables := make([]string, 0, len(s.RowsByTable))
+	for t := range s.RowsByTable {
+		tables = append(tables, t)
+	}
+	sort.Strings(tables)
+	for _, t := range tables {
+		fmt.Fprintf(w, "rows written:   %-30s %d\n", termSafe(t, false), s.RowsByTable[t])
+	}
+	fmt.Fprintf(w, "rejected:       %d", s.Rejected)
+	if s.Rejected > 0 {
+		var parts []string
+		for r, n := range s.RejectedBy {
+			parts = append(parts, fmt.Sprintf("%s=%d", termSafe(string(r), false), n))
+		}
+		sort.Strings(parts)
+		fmt.Fprintf(w, " (%s; see _dlq/)", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "\nfiles:          %d\nbytes:          %d\nseconds:        %.2f\n", s.Files, s.Bytes, s.Elapsed.Seconds())
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Fprintf(w, "allocated:      %d bytes in %d objects (Go heap, whole process)\n", ms.TotalAlloc, ms.Mallocs)
+}
+
+// printErr prints a line for people on stderr: fmt.Sprintln of args with
+// credentials redacted and control characters escaped (line breaks kept,
+// for messages listing several problems).
+func printErr(w io.Writer, args ...any) {
+	line := fmt.Sprintln(args...)
+	fmt.Fprintln(w, forPeople(strings.TrimSuffix(line, "\n"), true))
+}
+
+// printErrf is printErr with a format.
+func printErrf(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, forPeople(strings.TrimSuffix(fmt.Sprintf(format, args...), "\n"), true))
+}
+
+// forPeople makes text safe to show on a terminal: credentials redacted
+// and control characters escaped.
+func forPeople(s string, keepNewlines bool) string {
+	return termSafe(redact.String(s), keepNewlines)
+}
+
+// termSafe escapes what a terminal would act on instead of showing: C0
+// and C1 control characters (ESC sequences clear the screen, set the
+// title, move the cursor to forge lines), DEL, the Unicode bidirectional
+// overrides, and bytes that are not UTF-8. A table name or a value from
+// the input reaches people through it; JSON logs escape on their own.
+// keepNewlines keeps '\n' for messages of several lines.
+func termSafe(s string, keepNewlines bool) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unsafeRune(r) && !(keepNewlines && r == '\n') {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case keepNewlines && r == '\n':
+			b.WriteByte('\n')
+		case r < 0x80 && unsafeRune(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unsafeRune(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f
+}
+
+// redactAttr keeps credentials out of the logs: string and error values
+// go through redact.String.
+func redactAttr(_ []string, a slog.Attr) slog.Attr {
+	switch v := a.Value.Any().(type) {
+	case string:
+		if r := redact.String(v); r != v {
+			return slog.String(a.Key, r)
+		}
+	case error:
+		if s := v.Error(); redact.String(s) != s {
+			return slog.String(a.Key, redact.String(s))
+		}
+	}
+	return a
+}
