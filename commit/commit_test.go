@@ -291,7 +291,9 @@ func TestPublisherSeesEachCompleteRoundOnce(t *testing.T) {
 // failingPublisher refuses every round.
 type failingPublisher struct{}
 
-func (failingPublisher) Publish(context.Context, commit.Round) error { return errors.New("catalog down") }
+func (failingPublisher) Publish(context.Context, commit.Round) error {
+	return errors.New("catalog down")
+}
 
 // TestFailedPublishIsNotCheckpointed: a round the publisher refuses is
 // neither checkpointed nor acknowledged, and the next run writes it.
