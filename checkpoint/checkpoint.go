@@ -75,6 +75,11 @@ type Checkpoint struct {
 	// Owner names the run that wrote it (Claim); its intents are the ones
 	// the checkpoint can cover.
 	Owner string `json:"owner,omitempty"`
+	// Round names the commit round that last advanced Offset (package
+	// commit): a table-catalog publisher recognises by it, on recovery,
+	// whether its tables hold that round. Empty before the first round,
+	// and in checkpoints of versions that did not name rounds.
+	Round string `json:"round,omitempty"`
 	// WrittenVersions, for sources that save no Catalog (files, replayed
 	// from their beginning), are the provisional schema versions that DML
 	// was written under: released by a hold limit (or by a commit), or

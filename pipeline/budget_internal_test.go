@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/commit"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
@@ -31,10 +32,11 @@ func TestBudgetFlushesEarlyByWhatTheLastAdded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	r := &runner{cfg: Config{MaxBufferBytes: 8 << 20}, log: slog.New(slog.DiscardHandler), writer: w, mem: mem,
-		sum: Summary{RowsByTable: map[string]int64{}, RejectedBy: map[cdc.Reason]int64{}}}
-	r.up = newUploader(ctx, st, 2, 256<<20, r.log, &r.sum, NopObserver{})
-	defer r.up.close()
+	log := slog.New(slog.DiscardHandler)
+	sum := Summary{RowsByTable: map[string]int64{}, RejectedBy: map[cdc.Reason]int64{}}
+	up := newUploader(ctx, st, commit.New(commit.Config{Store: st}), 2, 256<<20, log, &sum, NopObserver{})
+	defer up.close()
+	b := newBudget(8<<20, mem, up, w, log)
 
 	cat := arrowschema.NewCatalog(arrowschema.Options{})
 	ev, err := cat.ApplyMetadata(cdc.TableMetadata{Table: "S.T", Columns: []cdc.Column{
@@ -46,7 +48,7 @@ func TestBudgetFlushesEarlyByWhatTheLastAdded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limit := int64(float64(r.cfg.MaxBufferBytes) * dataShare)
+	limit := int64(float64(b.max) * dataShare)
 	var rec cdc.Record
 	row := 0
 	// appendUntilFlush appends rows until keepBudget flushes, and returns
@@ -60,9 +62,9 @@ func TestBudgetFlushesEarlyByWhatTheLastAdded(t *testing.T) {
 			if _, err := w.Append(ev.Version, &rec, writer.Source{Partition: "p", Offset: int64(row)}); err != nil {
 				t.Fatal(err)
 			}
-			held := r.dataBytes()
+			held := b.dataBytes()
 			before := w.BufferedBytes()
-			if err := r.keepBudget(ctx); err != nil {
+			if err := b.keep(ctx); err != nil {
 				t.Fatal(err)
 			}
 			if w.BufferedBytes() < before {
@@ -74,7 +76,7 @@ func TestBudgetFlushesEarlyByWhatTheLastAdded(t *testing.T) {
 		return 0
 	}
 	settle := func() {
-		if err := r.up.wait(); err != nil {
+		if err := up.wait(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,10 +85,10 @@ func TestBudgetFlushesEarlyByWhatTheLastAdded(t *testing.T) {
 	if first <= limit {
 		t.Errorf("first budget flush at %d bytes held, want it past the limit %d (nothing has shown what a flush adds yet)", first, limit)
 	}
-	if r.budgetLead <= 0 {
-		t.Fatalf("after the first flush the lead is %d, want what the flush added", r.budgetLead)
+	if b.lead <= 0 {
+		t.Fatalf("after the first flush the lead is %d, want what the flush added", b.lead)
 	}
-	lead := r.budgetLead
+	lead := b.lead
 	settle()
 	for i := range 3 {
 		at := appendUntilFlush()
@@ -94,7 +96,7 @@ func TestBudgetFlushesEarlyByWhatTheLastAdded(t *testing.T) {
 			t.Errorf("budget flush %d at %d bytes held: want it within %d (the lead) below the limit %d", i+2, at, lead, limit)
 		}
 		t.Logf("flush %d at %d held, lead %d, limit %d", i+2, at, lead, limit)
-		if lead = r.budgetLead; lead <= 0 || lead > int64(float64(limit)*maxBudgetLead) {
+		if lead = b.lead; lead <= 0 || lead > int64(float64(limit)*maxBudgetLead) {
 			t.Errorf("lead after flush %d: %d, want (0, %d]", i+2, lead, int64(float64(limit)*maxBudgetLead))
 		}
 		settle()

@@ -34,6 +34,7 @@ type dlqEntry struct {
 // are written as one file.
 type dlqBatch struct {
 	firstOffset int64
+	lastOffset  int64
 	buf         bytes.Buffer
 	count       int
 }
@@ -64,6 +65,7 @@ func (d *deadLetters) add(m *source.Message, table string, rej *cdc.RejectError)
 		d.batches[m.Partition] = b
 	}
 	line, _ := json.Marshal(e) // cannot fail: only strings, numbers, times
+	b.lastOffset = m.Offset
 	b.buf.Write(line)
 	b.buf.WriteByte('\n')
 	b.count++
@@ -79,10 +81,11 @@ func (d *deadLetters) pending() int {
 }
 
 // dlqFile is a dead-letter file to write: the rejects of one source
-// partition from firstOffset on.
+// partition from firstOffset to lastOffset.
 type dlqFile struct {
 	partition   string
 	firstOffset int64
+	lastOffset  int64
 	key         string
 	data        []byte
 }
@@ -92,7 +95,7 @@ func (d *deadLetters) drain() []dlqFile {
 	out := make([]dlqFile, 0, len(d.batches))
 	day := d.now()
 	for part, b := range d.batches {
-		out = append(out, dlqFile{partition: part, firstOffset: b.firstOffset,
+		out = append(out, dlqFile{partition: part, firstOffset: b.firstOffset, lastOffset: b.lastOffset,
 			key: partition.DLQKey(day, part, b.firstOffset, d.run), data: b.buf.Bytes()})
 		delete(d.batches, part)
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -9,22 +10,23 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
+	"github.com/lakehouse-exporter/lakehouse-exporter/commit"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
 // uploader encodes finished files to Parquet and puts them into the store
-// on a few goroutines while decoding goes on. The bytes waiting for upload are bounded: when the
-// store is slow or down, send blocks, and so the pipeline stops reading
-// input instead of growing.
+// on a few goroutines while decoding goes on, each after its intent
+// (commit.Committer.WriteIntent), and marks it uploaded. The bytes waiting
+// for upload are bounded: when the store is slow or down, send blocks, and
+// so the pipeline stops reading input instead of growing.
 type uploader struct {
-	store Store
-	run   string // this run, the owner named in its intents
-	log   *slog.Logger
-	queue chan queued
-	wg    sync.WaitGroup
+	store   Store
+	commits *commit.Committer
+	log     *slog.Logger
+	queue   chan queued
+	wg      sync.WaitGroup
 	// bytes bounds the (estimated) bytes of files waiting for or in upload.
 	bytes    *semaphore.Weighted
 	maxBytes int64
@@ -32,12 +34,10 @@ type uploader struct {
 	closeOnce sync.Once
 	pending   sync.WaitGroup // files sent and not yet uploaded (or failed)
 
-	mu      sync.Mutex
-	err     error // the first upload failure; everything after it is refused
-	sum     *Summary
-	obs     Observer
-	intents map[string][]string // source partition → intents written since the last take
-	files   map[string][]string // source partition → data and dead-letter files those intents name
+	mu  sync.Mutex
+	err error // the first upload failure; everything after it is refused
+	sum *Summary
+	obs Observer
 
 	// inflight is the memory the rows of files sent and not yet done
 	// held when they were flushed; encoded is the size of encoded files
@@ -52,17 +52,18 @@ type uploader struct {
 	// uploads still run on every worker.
 	encoding    atomic.Int64
 	encodeSlots chan struct{}
-	upCtx       context.Context
+	// upCtx is the uploads' context. It outlives a cancelled run context:
+	// a shutdown flushes and uploads what it has before it exits; abort
+	// ends it when the shutdown's deadline passes.
+	upCtx context.Context
+	abort context.CancelFunc
 }
 
-func newUploader(ctx context.Context, st Store, workers int, maxBytes int64, log *slog.Logger, sum *Summary, obs Observer) *uploader {
-	u := &uploader{store: st, log: log, queue: make(chan queued, 1024), sum: sum, obs: obs,
-		bytes: semaphore.NewWeighted(maxBytes), maxBytes: maxBytes, intents: map[string][]string{}, files: map[string][]string{},
+func newUploader(ctx context.Context, st Store, commits *commit.Committer, workers int, maxBytes int64, log *slog.Logger, sum *Summary, obs Observer) *uploader {
+	u := &uploader{store: st, commits: commits, log: log, queue: make(chan queued, 1024), sum: sum, obs: obs,
+		bytes: semaphore.NewWeighted(maxBytes), maxBytes: maxBytes,
 		progress: make(chan struct{}, 1), encodeSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
-	// Uploads outlive a cancelled run context: a shutdown flushes and
-	// uploads what it has before it exits (bounded by the store's retry
-	// limit).
-	u.upCtx = context.WithoutCancel(ctx)
+	u.upCtx, u.abort = context.WithCancel(context.WithoutCancel(ctx))
 	for range workers {
 		u.wg.Add(1)
 		go func() {
@@ -90,7 +91,9 @@ func (u *uploader) putObject(q queued) {
 	if q.intent != nil {
 		if err := u.put(u.upCtx, q.key, q.data, q.intent); err != nil {
 			u.fail(err)
+			return
 		}
+		u.commits.Uploaded(commit.File{Partition: q.partition, Key: q.key, Bytes: int64(len(q.data)), FirstOffset: q.first, LastOffset: q.last})
 		return
 	}
 	if err := u.store.Put(u.upCtx, q.key, q.data); err != nil {
@@ -131,20 +134,24 @@ func (u *uploader) putFile(q queued) {
 		u.fail(err)
 		return
 	}
+	u.commits.Uploaded(commit.File{Partition: f.SourcePartition, Table: f.Table, Key: f.Key, Version: f.Version,
+		Rows: f.Rows, Bytes: int64(len(f.Data)), FirstOffset: f.FirstOffset, LastOffset: f.LastOffset})
 	u.record(f, time.Since(start))
 }
 
 // queued is a file and what it holds of the byte bound; or a plain object
 // when file is nil: a schema description, or dead letters (which, like
-// files, have an intent).
+// files, have an intent, and the source range partition, first to last).
 type queued struct {
 	file   *writer.File
 	key    string
 	data   []byte
 	weight int64
 	// memory is what the file's rows held when it was sent.
-	memory int64
-	intent *intentTicket
+	memory      int64
+	intent      *intentTicket
+	partition   string
+	first, last int64
 }
 
 // intentTicket is the intent of files sent together from one source
@@ -168,24 +175,14 @@ func (u *uploader) writeFilesIntent(files []*writer.File) *intentTicket {
 }
 
 // writeIntent starts writing one intent for the objects keys, holding
-// records of part from first on. Once it is written they are this run's
-// until the partition's next checkpoint settles them (takeIntents), or
-// withdraw deletes them.
+// records of part from first on.
 func (u *uploader) writeIntent(part string, first int64, keys []string) *intentTicket {
 	t := &intentTicket{done: make(chan struct{})}
 	u.pending.Add(1)
 	go func() {
 		defer u.pending.Done()
 		defer close(t.done)
-		ik, err := checkpoint.WriteIntent(u.upCtx, u.store, part, first, keys, u.run)
-		if err != nil {
-			t.err = err
-			return
-		}
-		u.mu.Lock()
-		u.intents[part] = append(u.intents[part], ik)
-		u.files[part] = append(u.files[part], keys...)
-		u.mu.Unlock()
+		t.err = u.commits.WriteIntent(u.upCtx, part, first, keys)
 	}()
 	return t
 }
@@ -205,22 +202,23 @@ func (u *uploader) put(ctx context.Context, key string, data []byte, in *intentT
 	return nil
 }
 
-// takeIntents returns and forgets the intents written for partition, and
-// the data and dead-letter files they name.
-func (u *uploader) takeIntents(partition string) (intents, files []string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	intents, files = u.intents[partition], u.files[partition]
-	delete(u.intents, partition)
-	delete(u.files, partition)
-	return intents, files
-}
-
 // wait blocks until every file sent so far is uploaded, and returns the
-// first failure.
-func (u *uploader) wait() error {
-	u.pending.Wait()
-	return u.failed()
+// first failure; or, if ctx ends first, ends the uploads (abort) and
+// returns why: what is not uploaded is then not checkpointed.
+func (u *uploader) wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		u.pending.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return u.failed()
+	case <-ctx.Done():
+		u.abort()
+		<-done // the uploads end with their context
+		return errors.Join(fmt.Errorf("uploads stopped unfinished, not checkpointed; the next run writes them again: %w", context.Cause(ctx)), u.failed())
+	}
 }
 
 func (u *uploader) failed() error {
@@ -298,7 +296,7 @@ func (u *uploader) waitProgress(ctx context.Context) error {
 // sendObject queues a plain object; like files, it is in storage once
 // wait returns.
 func (u *uploader) sendObject(ctx context.Context, key string, data []byte) error {
-	return u.sendObjectAfter(ctx, key, data, nil)
+	return u.sendObjectAfter(ctx, key, data, nil, "", -1, -1)
 }
 
 // sendDeadLetters queues a dead-letter file as a data file is sent: after
@@ -309,12 +307,12 @@ func (u *uploader) sendDeadLetters(ctx context.Context, f dlqFile) error {
 	if err := u.failed(); err != nil {
 		return err
 	}
-	return u.sendObjectAfter(ctx, f.key, f.data, u.writeIntent(f.partition, f.firstOffset, []string{f.key}))
+	return u.sendObjectAfter(ctx, f.key, f.data, u.writeIntent(f.partition, f.firstOffset, []string{f.key}), f.partition, f.firstOffset, f.lastOffset)
 }
 
 // sendObjectAfter queues an object, to be written once its intent in (if
-// not nil) is.
-func (u *uploader) sendObjectAfter(ctx context.Context, key string, data []byte, in *intentTicket) error {
+// not nil) is; part, first and last are the source range it holds.
+func (u *uploader) sendObjectAfter(ctx context.Context, key string, data []byte, in *intentTicket, part string, first, last int64) error {
 	if err := u.failed(); err != nil {
 		return err
 	}
@@ -323,7 +321,7 @@ func (u *uploader) sendObjectAfter(ctx context.Context, key string, data []byte,
 		return err
 	}
 	u.pending.Add(1)
-	u.queue <- queued{key: key, data: data, weight: w, intent: in}
+	u.queue <- queued{key: key, data: data, weight: w, intent: in, partition: part, first: first, last: last}
 	return nil
 }
 
@@ -339,6 +337,7 @@ func (u *uploader) close() error {
 	u.closeOnce.Do(func() {
 		close(u.queue)
 		u.wg.Wait()
+		u.abort()
 	})
 	return u.failed()
 }
