@@ -183,6 +183,9 @@ func (k *Kafka) watchTopics(ctx context.Context, have topicSet) topicSet {
 		}
 		if !now.equal(have) {
 			added, removed, grown := now.changes(have)
+			if len(removed) > 0 {
+				k.log.Warn("kafka topics deleted: their partitions are given up, the other topics go on", "group", k.cfg.Group, "topics", removed)
+			}
 			k.log.Info("kafka topics changed; the group rejoins with the new set", "group", k.cfg.Group,
 				"added", added, "removed", removed, "partitions_added", grown)
 			return now
