@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,10 +35,21 @@ type Control struct {
 
 // KafkaConfig configures a Kafka source.
 type KafkaConfig struct {
-	Brokers  []string
-	Topics   []string
-	Group    string // consumer group id
-	ClientID string // default "lakehouse-exporter"
+	Brokers []string
+	// Topics are consumed when they exist; one created later is picked up
+	// at the next metadata refresh.
+	Topics []string
+	// TopicPattern, a Go regular expression (RE2 syntax) matched against
+	// the whole topic name, subscribes every topic it matches, now and
+	// later, with or instead of Topics. It never matches an internal
+	// topic (a name starting with __).
+	TopicPattern string
+	// MetadataRefresh is how often the topics and their partition counts
+	// are read again; a change makes the group rejoin with the new set.
+	// Default 30s; Once mode reads them once, at the start.
+	MetadataRefresh time.Duration
+	Group           string // consumer group id
+	ClientID        string // default "lakehouse-exporter"
 	// StartAt is where a partition without committed offset starts:
 	// "earliest" (default) or "latest".
 	StartAt  string
@@ -65,7 +77,11 @@ type KafkaConfig struct {
 
 // Validate reports every problem at once. kafka-go panics on some bad
 // settings, so nothing is built before this passes.
-func (c *KafkaConfig) Validate() error {
+func (c *KafkaConfig) Validate() error { return c.validate(true) }
+
+// validate is Validate, with the check that something is subscribed left
+// out for a URL whose topics may come from a pattern given apart.
+func (c *KafkaConfig) validate(requireTopics bool) error {
 	var p []string
 	if len(c.Brokers) == 0 {
 		p = append(p, "no brokers (want kafka://HOST:PORT[,HOST:PORT]/TOPIC)")
@@ -75,8 +91,16 @@ func (c *KafkaConfig) Validate() error {
 			p = append(p, fmt.Sprintf("broker %q is not HOST:PORT", b))
 		}
 	}
-	if len(c.Topics) == 0 {
-		p = append(p, "no topic (want kafka://HOST:PORT/TOPIC[,TOPIC])")
+	if requireTopics && len(c.Topics) == 0 && c.TopicPattern == "" {
+		p = append(p, "no topic (want kafka://HOST:PORT/TOPIC[,TOPIC], or a topic pattern)")
+	}
+	if c.TopicPattern != "" {
+		if _, err := compileTopicPattern(c.TopicPattern); err != nil {
+			p = append(p, err.Error())
+		}
+	}
+	if c.MetadataRefresh < 0 {
+		p = append(p, "metadata refresh interval is negative")
 	}
 	if c.Group == "" {
 		p = append(p, "no consumer group (add ?group=NAME)")
@@ -95,7 +119,9 @@ func (c *KafkaConfig) Validate() error {
 	return nil
 }
 
-// ParseKafkaURL reads kafka://HOST:PORT[,HOST:PORT]/TOPIC[,TOPIC]?group=NAME[&start=earliest|latest][&client_id=ID].
+// ParseKafkaURL reads kafka://HOST:PORT[,HOST:PORT]/[TOPIC[,TOPIC]]?group=NAME[&start=earliest|latest][&client_id=ID].
+// The topic list may be empty when the caller sets TopicPattern; Validate
+// checks that one of them is there.
 func ParseKafkaURL(spec string) (KafkaConfig, error) {
 	rest, ok := strings.CutPrefix(spec, "kafka://")
 	if !ok {
@@ -128,7 +154,7 @@ func ParseKafkaURL(spec string) (KafkaConfig, error) {
 			return c, fmt.Errorf("kafka URL: unknown parameter %q (known: group, start, client_id)", k)
 		}
 	}
-	return c, c.Validate()
+	return c, c.validate(false)
 }
 
 // KafkaPartitionName is the partition name used in file names and
@@ -152,10 +178,12 @@ type kafkaEvent struct {
 type Kafka struct {
 	cfg    KafkaConfig
 	log    *slog.Logger
-	cg     *kafka.ConsumerGroup
-	events chan kafkaEvent
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	topics topicMatcher
+	// refresh asks the topic watcher to read the topics now.
+	refresh chan struct{}
+	events  chan kafkaEvent
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	mu  sync.Mutex
 	gen *kafka.Generation
@@ -190,6 +218,9 @@ func NewKafka(cfg KafkaConfig) (*Kafka, error) {
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = 10 * time.Second
 	}
+	if cfg.MetadataRefresh == 0 {
+		cfg.MetadataRefresh = 30 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -197,20 +228,13 @@ func NewKafka(cfg KafkaConfig) (*Kafka, error) {
 		cfg.Dialer = &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true}
 	}
 	cfg.Dialer.ClientID = cfg.ClientID
-	start := kafka.FirstOffset
-	if cfg.StartAt == "latest" {
-		start = kafka.LastOffset
-	}
-	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
-		ID: cfg.Group, Brokers: cfg.Brokers, Topics: cfg.Topics, Dialer: cfg.Dialer, StartOffset: start,
-		RebalanceTimeout: cfg.RebalanceTimeout, HeartbeatInterval: time.Second, SessionTimeout: cfg.SessionTimeout,
-		PartitionWatchInterval: 5 * time.Second, JoinGroupBackoff: 500 * time.Millisecond,
-	})
+	topics, err := newTopicMatcher(cfg.Topics, cfg.TopicPattern)
 	if err != nil {
-		return nil, fmt.Errorf("kafka consumer group %s: %w", cfg.Group, err)
+		return nil, fmt.Errorf("kafka source: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &Kafka{cfg: cfg, log: cfg.Logger, cg: cg, events: make(chan kafkaEvent, 256), cancel: cancel, active: -1}
+	k := &Kafka{cfg: cfg, log: cfg.Logger, topics: topics, refresh: make(chan struct{}, 1),
+		events: make(chan kafkaEvent, 256), cancel: cancel, active: -1}
 	k.wg.Add(1)
 	go func() {
 		defer k.wg.Done()
@@ -311,9 +335,8 @@ func (k *Kafka) Ack(ctx context.Context, offsets map[string]int64) error {
 // Close leaves the group.
 func (k *Kafka) Close() error {
 	k.cancel()
-	err := k.cg.Close()
 	k.wg.Wait()
-	return err
+	return nil
 }
 
 func (k *Kafka) emit(ctx context.Context, ev kafkaEvent) bool {
@@ -325,43 +348,128 @@ func (k *Kafka) emit(ctx context.Context, ev kafkaEvent) bool {
 	}
 }
 
+// run subscribes to the topics that match, and again with the new set
+// whenever it changes, until the source closes.
 func (k *Kafka) run(ctx context.Context) {
+	set, ok := k.firstTopics(ctx)
+	for ok {
+		if len(set) == 0 {
+			if k.cfg.Once {
+				k.log.Warn("no kafka topic matches the subscription; nothing to drain", "group", k.cfg.Group,
+					"topics", k.cfg.Topics, "pattern", k.cfg.TopicPattern)
+				k.emit(ctx, kafkaEvent{eof: true})
+				return
+			}
+			k.log.Warn("no kafka topic matches the subscription yet; waiting for one", "group", k.cfg.Group,
+				"topics", k.cfg.Topics, "pattern", k.cfg.TopicPattern, "refresh", k.cfg.MetadataRefresh)
+			set = k.watchTopics(ctx, set)
+			ok = set != nil
+			continue
+		}
+		set, ok = k.subscribe(ctx, set)
+	}
+}
+
+// subscribe consumes set in the group until the set changes, and returns
+// the new one; ok is false when the source is done.
+func (k *Kafka) subscribe(ctx context.Context, set topicSet) (next topicSet, ok bool) {
+	start := kafka.FirstOffset
+	if k.cfg.StartAt == "latest" {
+		start = kafka.LastOffset
+	}
+	k.log.Info("kafka subscription", "group", k.cfg.Group, "topics", set.describe())
+	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
+		ID: k.cfg.Group, Brokers: k.cfg.Brokers, Topics: set.names(), Dialer: k.cfg.Dialer, StartOffset: start,
+		RebalanceTimeout: k.cfg.RebalanceTimeout, HeartbeatInterval: time.Second, SessionTimeout: k.cfg.SessionTimeout,
+		JoinGroupBackoff: 500 * time.Millisecond,
+	})
+	if err != nil {
+		k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka consumer group %s: %w", k.cfg.Group, err)})
+		return nil, false
+	}
+	defer func() {
+		// Closing the group ends its generation as a rebalance does: the
+		// pipeline flushes and checkpoints every partition it holds before
+		// this member leaves, and only then does the next group join.
+		cg.Close()
+		k.mu.Lock()
+		k.gen = nil
+		k.mu.Unlock()
+	}()
+	changedCtx, changed := context.WithCancel(ctx)
+	defer changed()
+	var watcher sync.WaitGroup
+	if !k.cfg.Once {
+		// A drain takes what matches when it starts.
+		watcher.Add(1)
+		go func() {
+			defer watcher.Done()
+			next = k.watchTopics(changedCtx, set)
+			changed()
+		}()
+	}
+	more := k.generations(ctx, changedCtx, cg)
+	changed()
+	watcher.Wait()
+	return next, more && next != nil && ctx.Err() == nil
+}
+
+// generations serves the group's generations one after another. It
+// returns true when changed ends (the topics changed), false when the
+// source is done.
+func (k *Kafka) generations(ctx, changed context.Context, cg *kafka.ConsumerGroup) bool {
 	var failingSince time.Time
 	for {
-		gen, err := k.cg.Next(ctx)
+		gen, err := cg.Next(changed)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed) {
-				return
+				return false
+			}
+			if changed.Err() != nil {
+				return true
 			}
 			if failingSince.IsZero() {
 				failingSince = time.Now()
 			}
-			if k.cfg.Once && k.cfg.JoinTimeout > 0 && time.Since(failingSince) >= k.cfg.JoinTimeout {
-				k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka: could not join group %s at %s for %s: %w (check the brokers in --source and that they are reachable; --kafka-join-timeout sets how long to try)",
-					k.cfg.Group, strings.Join(k.cfg.Brokers, ","), k.cfg.JoinTimeout, err)})
-				return
+			if k.joinTimedOut(failingSince) {
+				k.emit(ctx, kafkaEvent{err: k.joinError(err)})
+				return false
 			}
 			k.log.Warn("kafka group join failed; retrying", "group", k.cfg.Group, "error", err)
 			select {
 			case <-time.After(time.Second):
 				continue
-			case <-ctx.Done():
-				return
+			case <-changed.Done():
+				return ctx.Err() == nil
 			}
 		}
 		failingSince = time.Time{}
 		k.mu.Lock()
 		k.gen = gen
 		k.mu.Unlock()
-		if !k.generation(ctx, gen) {
-			return
+		if !k.generation(ctx, gen, changed.Done()) {
+			return false
+		}
+		if changed.Err() != nil {
+			return ctx.Err() == nil
 		}
 	}
 }
 
-// generation serves one group generation. It returns false when the source
-// is closing.
-func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation) bool {
+// joinTimedOut says whether joining has failed since failingSince for
+// longer than a drain waits.
+func (k *Kafka) joinTimedOut(failingSince time.Time) bool {
+	return k.cfg.Once && k.cfg.JoinTimeout > 0 && time.Since(failingSince) >= k.cfg.JoinTimeout
+}
+
+func (k *Kafka) joinError(err error) error {
+	return fmt.Errorf("kafka: could not join group %s at %s for %s: %w (check the brokers in --source and that they are reachable; --kafka-join-timeout sets how long to try)",
+		k.cfg.Group, strings.Join(k.cfg.Brokers, ","), k.cfg.JoinTimeout, err)
+}
+
+// generation serves one group generation until it ends or changed is
+// closed. It returns false when the source is closing.
+func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation, changed <-chan struct{}) bool {
 	type assigned struct {
 		topic string
 		kafka.PartitionAssignment
@@ -378,8 +486,8 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation) bool {
 	}
 	k.log.Info("kafka partitions assigned", "group", k.cfg.Group, "generation", gen.ID, "partitions", names)
 	if len(names) == 0 {
-		k.log.Warn("no kafka partitions assigned to this instance: check that the topics exist (other members of the group may also hold them all)",
-			"group", k.cfg.Group, "topics", k.cfg.Topics)
+		k.log.Warn("no kafka partitions assigned to this instance: the group's other members hold them all",
+			"group", k.cfg.Group)
 	}
 	reply := make(chan map[string]int64, 1)
 	if !k.emit(ctx, kafkaEvent{ctl: &Control{Partitions: names, Resume: reply}, gen: gen.ID}) {
@@ -435,7 +543,12 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation) bool {
 		go func() { drained.Wait(); close(allDrained) }()
 		select {
 		case <-allDrained:
+			slices.Sort(names)
+			k.log.Info("kafka drain done: every assigned partition read up to its high watermark at the start",
+				"group", k.cfg.Group, "topics", topicsOf(names), "partitions", names)
 			k.emit(ctx, kafkaEvent{eof: true})
+			// The group stays joined until Close: the pipeline's last
+			// checkpoint still commits offsets in this generation.
 			<-ctx.Done()
 			return false
 		case <-genDone:
@@ -446,10 +559,19 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation) bool {
 	}
 	select {
 	case <-genDone:
-		return ctx.Err() == nil
+	case <-changed:
 	case <-ctx.Done():
-		return false
 	}
+	return ctx.Err() == nil
+}
+
+// topicsOf lists the topics of sorted partition names.
+func topicsOf(names []string) []string {
+	topics := make([]string, len(names))
+	for i, n := range names {
+		topics[i] = n[:strings.LastIndexByte(n, '-')]
+	}
+	return slices.Compact(topics)
 }
 
 func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partition int, name string, start, hw int64, drained *sync.WaitGroup) {
@@ -486,9 +608,19 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 	for {
 		m, err := r.FetchMessage(ctx)
 		if err != nil {
-			if ctx.Err() == nil {
-				k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: fetch: %w", name, err)})
+			if ctx.Err() != nil {
+				return
 			}
+			if k.topicGone(ctx, topic, partition) {
+				// The pipeline gives the partition up with the others when
+				// the watcher, asked now, makes the group rejoin without it.
+				k.log.Warn("kafka topic deleted: giving up its partition; the other topics go on", "group", k.cfg.Group, "partition", name, "error", err)
+				k.refreshSoon()
+				signal()
+				<-ctx.Done()
+				return
+			}
+			k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: fetch: %w", name, err)})
 			return
 		}
 		msg := Message{Value: m.Value, Owned: true, Partition: name, Offset: m.Offset, Origin: name, Sep: '@',

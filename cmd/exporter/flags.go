@@ -58,6 +58,8 @@ type runCmd struct {
 	ScheduleTimezone string `help:"Time zone of --schedule." default:"UTC"`
 
 	KafkaClientID         string        `name:"kafka-client-id" help:"Kafka client id." default:"lakehouse-exporter"`
+	KafkaTopicPattern     string        `name:"kafka-topic-pattern" help:"Also consume every topic whose whole name matches this regular expression (Go RE2 syntax), now and created later; internal topics (__...) never match. With it the topics in --source may be left out: kafka://HOST:PORT/?group=NAME."`
+	KafkaMetadataRefresh  time.Duration `name:"kafka-metadata-refresh" help:"How often the topics and their partition counts are read again when consuming continuously; new topics and partitions (and deleted topics) make the group rebalance with the new set." default:"30s"`
 	KafkaStart            string        `name:"kafka-start" help:"Where a partition without committed offset starts: earliest or latest." default:"earliest" enum:"earliest,latest"`
 	KafkaMinBytes         int           `name:"kafka-min-bytes" help:"Fetch at least this many bytes (or wait --kafka-max-wait)." default:"1"`
 	KafkaMaxBytes         int           `name:"kafka-max-bytes" help:"Fetch at most this many bytes per request." default:"16777216"`
