@@ -37,7 +37,8 @@ func build(t *testing.T, dir, pkg string) string {
 
 // TestCrashLoopExactlyOnce produces a generated stream (several tables,
 // DDL in the middle) to a three-partition topic, then starts the exporter
-// against a broker process and MinIO and kill -9s it at random moments,
+// against a broker process (kfake, and Apache Kafka when the tests have
+// one) and MinIO and kill -9s it at random moments,
 // twelve times, while it uploads and checkpoints every few hundred
 // milliseconds. A last run with --once finishes the job. DuckDB then
 // proves that every DML record is in the lake exactly once with its table,
@@ -49,9 +50,20 @@ func TestCrashLoopExactlyOnce(t *testing.T) {
 	creds := miniotest.Shared(t)
 	bin := t.TempDir()
 	exporter := build(t, bin, "./cmd/exporter")
-	kfake := build(t, bin, "./tools/kfake")
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Broker) {
+		var tp kafkatest.Topic
+		if b.Name == "kfake" {
+			tp = kfakeProcess(t, build(t, bin, "./tools/kfake"), 3)
+		} else {
+			tp = b.Topic(t, 3)
+		}
+		crashLoop(t, exporter, creds, tp)
+	})
+}
 
-	broker := exec.Command(kfake, "-topic", "cdc", "-partitions", "3")
+// kfakeProcess runs kfake in a process of its own with a topic "cdc".
+func kfakeProcess(t *testing.T, kfake string, partitions int) kafkatest.Topic {
+	broker := exec.Command(kfake, "-topic", "cdc", "-partitions", strconv.Itoa(partitions))
 	stdout, _ := broker.StdoutPipe()
 	if err := broker.Start(); err != nil {
 		t.Fatal(err)
@@ -61,17 +73,20 @@ func TestCrashLoopExactlyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr = strings.TrimSpace(addr)
+	return kafkatest.Topic{Addrs: []string{strings.TrimSpace(addr)}, Name: "cdc"}
+}
 
+func crashLoop(t *testing.T, exporter string, creds miniotest.Creds, tp kafkatest.Topic) {
+	bin := t.TempDir()
 	var lines [][]byte
 	st, err := gen.Write(io.Discard, gen.Options{Records: 24000, Tables: 5, Seed: 99, DDLEvery: 8000, Track: true, Lines: &lines})
 	if err != nil {
 		t.Fatal(err)
 	}
-	kafkatest.Produce(t, []string{addr}, "cdc", lines, kafkatest.TableKey)
+	kafkatest.Produce(t, tp.Addrs, tp.Name, lines, kafkatest.TableKey)
 
 	s3, cfg := miniotest.NewBucket(t, creds, "", nil)
-	args := []string{"run", "--source", "kafka://" + addr + "/cdc?group=crash", "--sink", "s3://" + cfg.Bucket + "/lake",
+	args := []string{"run", "--source", "kafka://" + tp.Addrs[0] + "/" + tp.Name + "?group=" + tp.Group("crash"), "--sink", "s3://" + cfg.Bucket + "/lake",
 		"--s3-endpoint", creds.Endpoint, "--file-max-age", "300ms", "--file-max-rows", "1500",
 		"--kafka-session-timeout", "6s", "--kafka-rebalance-timeout", "4s", "--log-format", "json", "--max-rejects", "0"}
 	env := append(os.Environ(), "EXPORTER_S3_ACCESS_KEY_ID="+creds.AccessKey, "EXPORTER_S3_SECRET_ACCESS_KEY="+creds.SecretKey)
@@ -125,7 +140,7 @@ func TestCrashLoopExactlyOnce(t *testing.T) {
 		t.Errorf("%d unsettled intents remain", len(intents))
 	}
 	// Every data file starts at or before its partition's checkpoint.
-	nameRE := regexp.MustCompile(`part-(cdc-\d+)-(\d+)-[0-9a-f]{8}\.parquet$`)
+	nameRE := regexp.MustCompile(`part-(` + regexp.QuoteMeta(tp.Name) + `-\d+)-(\d+)-[0-9a-f]{8}\.parquet$`)
 	files, _ := filepath.Glob(filepath.Join(lake, "*", "*", "*", "*.parquet"))
 	for _, f := range files {
 		m := nameRE.FindStringSubmatch(f)

@@ -24,27 +24,27 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
-// kafkaStream generates a stream and produces it to a new broker.
-func kafkaStream(t *testing.T, records, partitions int) ([]string, gen.Stats) {
+// kafkaStream generates a stream and produces it to a new topic.
+func kafkaStream(t *testing.T, b kafkatest.Broker, records, partitions int) (kafkatest.Topic, gen.Stats) {
 	t.Helper()
-	addrs := kafkatest.Start(t, "cdc", partitions)
+	tp := b.Topic(t, partitions)
 	var lines [][]byte
 	st, err := gen.Write(io.Discard, gen.Options{Records: records, Tables: 4, Seed: 11, DDLEvery: records / 3, Track: true, Lines: &lines})
 	if err != nil {
 		t.Fatal(err)
 	}
-	kafkatest.Produce(t, addrs, "cdc", lines, kafkatest.TableKey)
-	return addrs, st
+	kafkatest.Produce(t, tp.Addrs, tp.Name, lines, kafkatest.TableKey)
+	return tp, st
 }
 
 // runKafka runs the pipeline on a Kafka source until it ends (once) or ctx
 // is cancelled.
-func runKafka(ctx context.Context, t *testing.T, addrs []string, group string, once bool, st pipeline.Store, mutate func(*pipeline.Config)) (pipeline.Summary, error) {
-	return runKafkaLogged(ctx, t, addrs, group, once, st, mutate, nil)
+func runKafka(ctx context.Context, t *testing.T, tp kafkatest.Topic, group string, once bool, st pipeline.Store, mutate func(*pipeline.Config)) (pipeline.Summary, error) {
+	return runKafkaLogged(ctx, t, tp, group, once, st, mutate, nil)
 }
 
-func runKafkaLogged(ctx context.Context, t *testing.T, addrs []string, group string, once bool, st pipeline.Store, mutate func(*pipeline.Config), log *slog.Logger) (pipeline.Summary, error) {
-	src, err := source.NewKafka(source.KafkaConfig{Brokers: addrs, Topics: []string{"cdc"}, Group: group, Once: once, MaxWait: 100 * time.Millisecond, Logger: log})
+func runKafkaLogged(ctx context.Context, t *testing.T, tp kafkatest.Topic, group string, once bool, st pipeline.Store, mutate func(*pipeline.Config), log *slog.Logger) (pipeline.Summary, error) {
+	src, err := source.NewKafka(source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: tp.Group(group), Once: once, MaxWait: 100 * time.Millisecond, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,13 +105,17 @@ func checkExactlyOnce(t *testing.T, dir string, st gen.Stats) {
 // high watermark seen at start, writes it all and exits; a second --once
 // with no new data reads and writes nothing.
 func TestKafkaOnceDrainsAndCommits(t *testing.T) {
-	addrs, st := kafkaStream(t, 6000, 3)
+	kafkatest.Each(t, testKafkaOnceDrainsAndCommits)
+}
+
+func testKafkaOnceDrainsAndCommits(t *testing.T, b kafkatest.Broker) {
+	tp, st := kafkaStream(t, b, 6000, 3)
 	dir := t.TempDir()
 	local, _ := store.NewLocal(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	lags := &lagObserver{last: map[string]int64{}}
-	sum, err := runKafka(ctx, t, addrs, "g-once", true, local, func(c *pipeline.Config) { c.Observer = lags })
+	sum, err := runKafka(ctx, t, tp, "g-once", true, local, func(c *pipeline.Config) { c.Observer = lags })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,12 +123,12 @@ func TestKafkaOnceDrainsAndCommits(t *testing.T) {
 		t.Fatalf("rejected %d", sum.Rejected)
 	}
 	// drained to the watermark: every partition ends with no lag
-	if len(lags.last) != 3 || lags.last["cdc-0"] != 0 || lags.last["cdc-1"] != 0 || lags.last["cdc-2"] != 0 {
+	if len(lags.last) != 3 || lags.last[tp.Partition(0)] != 0 || lags.last[tp.Partition(1)] != 0 || lags.last[tp.Partition(2)] != 0 {
 		t.Errorf("last lag per partition: %v", lags.last)
 	}
 	checkExactlyOnce(t, dir, st)
 	files := len(dataFiles(t, dir))
-	again, err := runKafka(ctx, t, addrs, "g-once", true, local, nil)
+	again, err := runKafka(ctx, t, tp, "g-once", true, local, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,14 +141,18 @@ func TestKafkaOnceDrainsAndCommits(t *testing.T) {
 // offsets at all) still continues where the sink's checkpoint says,
 // since the checkpoint, not the Kafka commit, is the truth.
 func TestKafkaResumesFromTheSinkCheckpoint(t *testing.T) {
-	addrs, st := kafkaStream(t, 3000, 2)
+	kafkatest.Each(t, testKafkaResumesFromTheSinkCheckpoint)
+}
+
+func testKafkaResumesFromTheSinkCheckpoint(t *testing.T, b kafkatest.Broker) {
+	tp, st := kafkaStream(t, b, 3000, 2)
 	dir := t.TempDir()
 	local, _ := store.NewLocal(dir)
 	ctx := context.Background()
-	if _, err := runKafka(ctx, t, addrs, "g-a", true, local, nil); err != nil {
+	if _, err := runKafka(ctx, t, tp, "g-a", true, local, nil); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := runKafka(ctx, t, addrs, "g-b", true, local, nil)
+	sum, err := runKafka(ctx, t, tp, "g-b", true, local, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +169,11 @@ func TestConsumerGroupSplitsAndFailsOver(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for consumer-group rebalances")
 	}
-	addrs := kafkatest.Start(t, "cdc", 4)
+	kafkatest.Each(t, testConsumerGroupSplitsAndFailsOver)
+}
+
+func testConsumerGroupSplitsAndFailsOver(t *testing.T, b kafkatest.Broker) {
+	tp := b.Topic(t, 4)
 	var all [][]byte
 	st, _ := gen.Write(io.Discard, gen.Options{Records: 16000, Tables: 6, Seed: 5, Track: true, Lines: &all})
 	half := len(all) / 2
@@ -180,19 +192,19 @@ func TestConsumerGroupSplitsAndFailsOver(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		sumA, errA = runKafkaLogged(ctxA, t, addrs, "g-pair", false, local, fast, debugLog(logA, "A"))
+		sumA, errA = runKafkaLogged(ctxA, t, tp, "g-pair", false, local, fast, debugLog(logA, "A"))
 	}()
 	go func() {
 		defer wg.Done()
-		sumB, errB = runKafkaLogged(ctxB, t, addrs, "g-pair", false, local, fast, debugLog(logB, "B"))
+		sumB, errB = runKafkaLogged(ctxB, t, tp, "g-pair", false, local, fast, debugLog(logB, "B"))
 	}()
 	waitFor(t, 60*time.Second, "both instances to own partitions", func() bool {
 		return len(logA.get()) > 0 && len(logB.get()) > 0 && len(logA.get())+len(logB.get()) == 4
 	})
-	kafkatest.Produce(t, addrs, "cdc", all[:half], kafkatest.TableKey)
+	kafkatest.Produce(t, tp.Addrs, tp.Name, all[:half], kafkatest.TableKey)
 	time.Sleep(2 * time.Second)
 	stopA() // A leaves; B gets A's partitions and what is produced next
-	kafkatest.Produce(t, addrs, "cdc", all[half:], kafkatest.TableKey)
+	kafkatest.Produce(t, tp.Addrs, tp.Name, all[half:], kafkatest.TableKey)
 	waitFor(t, 60*time.Second, "every row", func() bool { return countRows(t, dir) >= st.DML })
 	stopB()
 	wg.Wait()
@@ -256,16 +268,20 @@ func (l *lagObserver) SourceLag(p string, lag int64) {
 // where the group's own offsets say, as with no checkpoint at all, not
 // from the partition's beginning.
 func TestKafkaClaimWithoutProgressKeepsTheGroupStart(t *testing.T) {
-	addrs, _ := kafkaStream(t, 2000, 2)
+	kafkatest.Each(t, testKafkaClaimWithoutProgressKeepsTheGroupStart)
+}
+
+func testKafkaClaimWithoutProgressKeepsTheGroupStart(t *testing.T, b kafkatest.Broker) {
+	tp, _ := kafkaStream(t, b, 2000, 2)
 	ctx := context.Background()
 	first, _ := store.NewLocal(t.TempDir())
-	if _, err := runKafka(ctx, t, addrs, "g-c", true, first, nil); err != nil {
+	if _, err := runKafka(ctx, t, tp, "g-c", true, first, nil); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	other, _ := store.NewLocal(dir)
 	for run := range 2 {
-		sum, err := runKafka(ctx, t, addrs, "g-c", true, other, nil)
+		sum, err := runKafka(ctx, t, tp, "g-c", true, other, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,11 +327,15 @@ func (s *slowCheckpoints) List(ctx context.Context, prefix string) ([]string, er
 // TestKafkaAssignmentTakesPartitionsInParallel: the claims and recoveries
 // of an assignment's partitions run at once, not one after another.
 func TestKafkaAssignmentTakesPartitionsInParallel(t *testing.T) {
-	addrs, st := kafkaStream(t, 1200, 6)
+	kafkatest.Each(t, testKafkaAssignmentTakesPartitionsInParallel)
+}
+
+func testKafkaAssignmentTakesPartitionsInParallel(t *testing.T, b kafkatest.Broker) {
+	tp, st := kafkaStream(t, b, 1200, 6)
 	dir := t.TempDir()
 	local, _ := store.NewLocal(dir)
 	slow := &slowCheckpoints{Store: local}
-	if _, err := runKafka(context.Background(), t, addrs, "g-par", true, slow, nil); err != nil {
+	if _, err := runKafka(context.Background(), t, tp, "g-par", true, slow, nil); err != nil {
 		t.Fatal(err)
 	}
 	if slow.most.Load() < 2 {
@@ -329,18 +349,22 @@ func TestKafkaAssignmentTakesPartitionsInParallel(t *testing.T) {
 // unpacked on the encoding goroutines, across DDL rotations, row-limit
 // files and a small budget's flushes: every record lands exactly once.
 func TestKafkaManyTablesPackedExactlyOnce(t *testing.T) {
-	addrs := kafkatest.Start(t, "cdc", 6)
+	kafkatest.Each(t, testKafkaManyTablesPackedExactlyOnce)
+}
+
+func testKafkaManyTablesPackedExactlyOnce(t *testing.T, b kafkatest.Broker) {
+	tp := b.Topic(t, 6)
 	var lines [][]byte
 	st, err := gen.Write(io.Discard, gen.Options{Records: 12000, Tables: 40, Seed: 12, DDLEvery: 4000, Track: true, Lines: &lines})
 	if err != nil {
 		t.Fatal(err)
 	}
-	kafkatest.Produce(t, addrs, "cdc", lines, kafkatest.TableKey)
+	kafkatest.Produce(t, tp.Addrs, tp.Name, lines, kafkatest.TableKey)
 	dir := t.TempDir()
 	local, _ := store.NewLocal(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sum, err := runKafka(ctx, t, addrs, "g-packed", true, local, func(c *pipeline.Config) {
+	sum, err := runKafka(ctx, t, tp, "g-packed", true, local, func(c *pipeline.Config) {
 		c.MaxBufferBytes = 8 << 20
 		c.Writer.MaxRows = 250
 	})

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: static checks, then every test
-# with the race detector against a real MinIO server that this script
-# builds (once, cached) and starts. Pass -short for the quick inner loop
+# with the race detector against a real MinIO server and an Apache Kafka
+# broker that this script installs (once, cached outside the repository)
+# and starts, then the engine tests (Spark and DuckDB reading the lakes) in
+# a cached Python environment. Pass -short for the quick inner loop
 # without servers: scripts/test.sh -short
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,8 +21,12 @@ fi
 
 echo "== servers"
 source scripts/minio.sh
-trap minio_stop EXIT
+source scripts/kafka.sh
+source scripts/spark.sh
+trap 'minio_stop; kafka_stop' EXIT
 minio_start
+kafka_start
+spark_install
 
 echo "== tests"
 go test -race -shuffle=on -count=1 -timeout 30m ./...
@@ -32,3 +38,6 @@ go test -count=1 -run 'TestEncodeAllocatesWithinItsWeight|TestEncodeWeightCovers
 # decoder's reading of the records, so that the benchmark compares like
 # with like.
 (cd tools/parsebench && go mod tidy -diff && go vet ./... && go test -count=1 ./...)
+# Spark and DuckDB read every lake the exporter writes (enginetest/).
+go build -o "$MINIO_DATA/exporter" ./cmd/exporter
+EXPORTER_TEST_EXPORTER_BIN="$MINIO_DATA/exporter" "$EXPORTER_TEST_PYTHON" -m pytest -q -p no:cacheprovider enginetest

@@ -18,12 +18,16 @@ import (
 // TestKafkaOnceFromTheCommandLine: --once exits 0 with everything up to
 // the start watermark written; a second --once writes nothing.
 func TestKafkaOnceFromTheCommandLine(t *testing.T) {
-	addrs := kafkatest.Start(t, "cdc", 2)
+	kafkatest.Each(t, testKafkaOnceFromTheCommandLine)
+}
+
+func testKafkaOnceFromTheCommandLine(t *testing.T, b kafkatest.Broker) {
+	tp := b.Topic(t, 2)
 	var lines [][]byte
 	gen.Write(io.Discard, gen.Options{Records: 2000, Tables: 3, Seed: 3, Lines: &lines})
-	kafkatest.Produce(t, addrs, "cdc", lines, kafkatest.TableKey)
+	kafkatest.Produce(t, tp.Addrs, tp.Name, lines, kafkatest.TableKey)
 	sink := t.TempDir()
-	args := []string{"run", "--source", "kafka://" + addrs[0] + "/cdc?group=cli", "--sink", "file://" + sink, "--once"}
+	args := []string{"run", "--source", "kafka://" + tp.Addrs[0] + "/" + tp.Name + "?group=" + tp.Group("cli"), "--sink", "file://" + sink, "--once"}
 	code, out, stderr := runExporter(t, nil, args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
