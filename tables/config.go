@@ -1,0 +1,289 @@
+package tables
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+
+	// The REST and Glue catalogs register themselves with catalog.Load.
+	_ "github.com/apache/iceberg-go/catalog/glue"
+	_ "github.com/apache/iceberg-go/catalog/rest"
+
+	// database/sql drivers of the SQL catalog: PostgreSQL (pgx) and
+	// SQLite (modernc, pure Go: no cgo for the catalog).
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite"
+)
+
+// Kind names a catalog implementation.
+type Kind string
+
+// The catalogs Open knows.
+const (
+	// Hadoop keeps each table's metadata in files under the warehouse
+	// folder; commits are atomic only on a local file system.
+	Hadoop Kind = "hadoop"
+	// SQL keeps the tables' metadata pointers in a database (SQLite or
+	// PostgreSQL), the JDBC catalog of Spark and Trino.
+	SQL Kind = "sql"
+	// REST talks to an Iceberg REST catalog (Polaris, Nessie, Lakekeeper...).
+	REST Kind = "rest"
+	// Glue uses the AWS Glue Data Catalog.
+	Glue Kind = "glue"
+)
+
+// Partitioning is the partition spec of the tables Publisher creates.
+type Partitioning string
+
+// The partition specs Publisher knows.
+const (
+	// ByDay partitions by day(op_ts), the default.
+	ByDay Partitioning = "day"
+	// ByHour partitions by hour(op_ts).
+	ByHour Partitioning = "hour"
+	// Unpartitioned is for data files whose op_ts may span several days
+	// (the layout's date taken from processing time): Iceberg requires
+	// every row of a file to fall in the file's partition.
+	Unpartitioned Partitioning = "none"
+)
+
+// UnsafeCommitsProperty is the iceberg-go property that lets the Hadoop
+// catalog commit on object storage, where its rename is not atomic.
+const UnsafeCommitsProperty = "allow-unsafe-commits"
+
+// Config opens a catalog. It is plain data, so that command-line flags,
+// YAML and environment variables fill it alike.
+type Config struct {
+	// Kind is hadoop, sql, rest or glue. Required.
+	Kind Kind
+	// Name is the catalog's name; the SQL catalog stores it in every row
+	// and Spark's JDBC catalog must be given the same name to see the
+	// tables. Default "lakehouse".
+	Name string
+	// URI is the SQL catalog's database (sqlite:///path/catalog.db,
+	// postgres://user@host:port/db?...) or the REST endpoint. Unused by
+	// hadoop and glue.
+	URI string
+	// Warehouse is where table metadata goes: a folder (file:///...) or
+	// bucket prefix (s3://...). Required for hadoop and sql; for rest it
+	// is passed to the server, which may name a warehouse by another
+	// word.
+	Warehouse string
+	// Properties are passed to the catalog as their users know them from
+	// Spark (credential, token, scope, s3.endpoint, glue.region,
+	// allow-unsafe-commits...). They win over what Open derives.
+	Properties map[string]string
+	// Namespace is the Iceberg namespace of every table (dot-separated
+	// levels). Empty: the source table's schema, so SALES.ORDERS is
+	// table ORDERS in namespace SALES. Set: every table goes into it,
+	// named after its whole source name with "_" between the parts
+	// (SALES_ORDERS).
+	Namespace string
+	// Partitioning is the tables' partition spec. Default ByDay.
+	Partitioning Partitioning
+	// ExporterVersion is written into the table properties of the tables
+	// Publisher creates.
+	ExporterVersion string
+	// CommitAttempts bounds the attempts of one table's commit when the
+	// catalog reports a conflict (another writer committed first).
+	// Default 8.
+	CommitAttempts int
+}
+
+// Validate reports every problem of c at once, each with its key.
+func (c Config) Validate() error {
+	var problems []string
+	switch c.Kind {
+	case Hadoop, SQL:
+		if c.Warehouse == "" {
+			problems = append(problems, fmt.Sprintf("catalog-warehouse: the %s catalog needs a warehouse (file:///DIR or s3://BUCKET/PREFIX)", c.Kind))
+		}
+	case REST:
+		if c.URI == "" {
+			problems = append(problems, "catalog-uri: the rest catalog needs its endpoint (https://HOST/...)")
+		}
+	case Glue:
+	case "":
+		problems = append(problems, "catalog: missing kind (hadoop, sql, rest or glue)")
+	default:
+		problems = append(problems, fmt.Sprintf("catalog: unknown kind %q (want hadoop, sql, rest or glue)", c.Kind))
+	}
+	if c.Kind == SQL {
+		if _, _, _, err := sqlDriver(c.URI); err != nil {
+			problems = append(problems, "catalog-uri: "+err.Error())
+		}
+	}
+	if c.Kind == Hadoop && c.Warehouse != "" {
+		if err := checkHadoopWarehouse(c.Warehouse, c.Properties); err != nil {
+			problems = append(problems, "catalog-warehouse: "+err.Error())
+		}
+	}
+	switch c.Partitioning {
+	case "", ByDay, ByHour, Unpartitioned:
+	default:
+		problems = append(problems, fmt.Sprintf("partitioning: unknown %q (want day, hour or none)", c.Partitioning))
+	}
+	if c.Namespace != "" {
+		if err := checkName(strings.Split(c.Namespace, ".")); err != nil {
+			problems = append(problems, "catalog-namespace: "+err.Error())
+		}
+	}
+	if c.CommitAttempts < 0 {
+		problems = append(problems, "commit attempts: must not be negative")
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return fmt.Errorf("catalog config: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// checkHadoopWarehouse refuses the Hadoop catalog on object storage: it
+// commits by writing the next metadata file only if absent, which object
+// stores do not make atomic with the version hint, so two writers can
+// both win and one's snapshot is lost.
+func checkHadoopWarehouse(warehouse string, props map[string]string) error {
+	u, err := url.Parse(warehouse)
+	if err != nil {
+		return fmt.Errorf("warehouse %q is not a URL: %w", warehouse, err)
+	}
+	if u.Scheme == "" || u.Scheme == "file" {
+		return nil
+	}
+	if props[UnsafeCommitsProperty] == "true" {
+		return nil
+	}
+	return fmt.Errorf("the hadoop catalog on %s:// is not safe: its commits are atomic only on a local file system, and on object storage two writers can both commit and one snapshot is lost; use --catalog sql or rest, or set --catalog-property %s=true to accept that risk with a single writer",
+		u.Scheme, UnsafeCommitsProperty)
+}
+
+// sqlDriver picks the database/sql driver, its DSN and the bun dialect
+// for a SQL catalog URI.
+func sqlDriver(uri string) (driver, dsn string, dialect sqlcat.SupportedDialect, err error) {
+	switch {
+	case strings.HasPrefix(uri, "sqlite://"):
+		path := strings.TrimPrefix(uri, "sqlite://")
+		if path == "" || path == "/" {
+			return "", "", "", fmt.Errorf("%q names no database file (want sqlite:///path/catalog.db)", uri)
+		}
+		// WAL and a busy timeout on every pooled connection, as the SQL
+		// catalog asks of SQLite callers with concurrent writers.
+		return "sqlite", "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)", sqlcat.SQLite, nil
+	case strings.HasPrefix(uri, "postgres://"), strings.HasPrefix(uri, "postgresql://"):
+		return "pgx", uri, sqlcat.Postgres, nil
+	case uri == "":
+		return "", "", "", errors.New("the sql catalog needs a database (sqlite:///path/catalog.db or postgres://...)")
+	default:
+		return "", "", "", fmt.Errorf("%q: the sql catalog takes sqlite:///path or postgres:// URIs", redact(uri))
+	}
+}
+
+// redact drops a URI's password for messages.
+func redact(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.User == nil {
+		return uri
+	}
+	return u.Redacted()
+}
+
+// openCatalog opens the iceberg-go catalog cfg names.
+func openCatalog(ctx context.Context, cfg Config) (catalog.Catalog, error) {
+	props := iceberg.Properties{}
+	if cfg.Warehouse != "" {
+		props["warehouse"] = cfg.Warehouse
+	}
+	if cfg.URI != "" && cfg.Kind == REST {
+		props["uri"] = cfg.URI
+	}
+	for k, v := range cfg.Properties {
+		props[k] = v
+	}
+	switch cfg.Kind {
+	case Hadoop:
+		cat, err := hadoop.NewCatalog(cfg.Name, cfg.Warehouse, props)
+		if err != nil {
+			return nil, fmt.Errorf("open hadoop catalog at %s: %w", cfg.Warehouse, err)
+		}
+		return cat, nil
+	case SQL:
+		driver, dsn, dialect, err := sqlDriver(cfg.URI)
+		if err != nil {
+			return nil, err
+		}
+		db, err := sql.Open(driver, dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open sql catalog database %s: %w", redact(cfg.URI), err)
+		}
+		if err := db.PingContext(ctx); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("reach sql catalog database %s (is it running, and do the credentials hold?): %w", redact(cfg.URI), err)
+		}
+		props["init_catalog_tables"] = props.Get("init_catalog_tables", "true")
+		cat, err := sqlcat.NewCatalog(cfg.Name, db, dialect, props)
+		if err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("open sql catalog in %s: %w", redact(cfg.URI), err)
+		}
+		return &ownedDB{Catalog: cat, db: db}, nil
+	case REST, Glue:
+		props["type"] = string(cfg.Kind)
+		cat, err := catalog.Load(ctx, cfg.Name, props)
+		if err != nil {
+			return nil, fmt.Errorf("open %s catalog %s: %w", cfg.Kind, redact(cfg.URI), err)
+		}
+		return cat, nil
+	}
+	return nil, fmt.Errorf("catalog kind %q is not one of hadoop, sql, rest, glue", cfg.Kind)
+}
+
+// ownedDB is the SQL catalog with the database handle Open opened for it:
+// the catalog does not close a handle it was given.
+type ownedDB struct {
+	*sqlcat.Catalog
+	db *sql.DB
+}
+
+func (o *ownedDB) Close() error {
+	return errors.Join(o.Catalog.Close(), o.db.Close())
+}
+
+// withDefaults fills the defaults Config documents.
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = "lakehouse"
+	}
+	if c.Partitioning == "" {
+		c.Partitioning = ByDay
+	}
+	if c.CommitAttempts == 0 {
+		c.CommitAttempts = 8
+	}
+	return c
+}
+
+// Open validates cfg and opens its catalog.
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Publisher, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	cat, err := openCatalog(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Publisher{cat: cat, cfg: cfg, log: log}, nil
+}

@@ -1,0 +1,308 @@
+// Package tables publishes the exporter's data files as Apache Iceberg
+// tables through a catalog (hadoop, sql, rest or glue), with iceberg-go:
+// it never writes Iceberg metadata, manifests or Avro itself.
+//
+// The protocol, as the commit protocol drives it:
+//
+//  1. Before a schema version's first file is written, PrepareVersion
+//     creates the table or updates its schema and returns the field IDs
+//     the version's Parquet files must carry. It is idempotent: the
+//     table records which Iceberg schema each source version got.
+//  2. The commit protocol uploads a round's files and records the round
+//     as complete (its intent lists every file).
+//  3. Publish commits, table by table, one snapshot appending the round's
+//     files of that table. Its summary names the run, the round and the
+//     source offsets the files cover.
+//  4. Only then does the commit protocol write its checkpoint and
+//     acknowledge the source.
+//
+// A crash between two tables' commits leaves some tables with the round
+// and some without. Recovery calls Publish again with the same round:
+// a table whose snapshot history already holds a snapshot of that run
+// and round is left as it is, so each table gets the round exactly once.
+// The same check runs after a commit whose outcome is unknown, and a
+// commit that lost a race with another writer is retried on the table as
+// the catalog has it then.
+package tables
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Publisher creates and evolves Iceberg tables and commits rounds of data
+// files to them. Its methods are safe for concurrent use on different
+// tables; the catalog's optimistic concurrency orders commits to one.
+type Publisher struct {
+	cat catalog.Catalog
+	cfg Config
+	log *slog.Logger
+}
+
+// Close releases the catalog's connections.
+func (p *Publisher) Close() error {
+	if c, ok := p.cat.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// Catalog returns the iceberg-go catalog, for reading tables.
+func (p *Publisher) Catalog() catalog.Catalog { return p.cat }
+
+// DataFile is one uploaded Parquet file of a round.
+type DataFile struct {
+	// Table is the source's qualified name, Version its schema version:
+	// PrepareVersion must have been called for it.
+	Table   string
+	Version int
+	// Location is the file's full URI as readers reach it
+	// (file:///DIR/KEY, s3://BUCKET/PREFIX/KEY).
+	Location string
+	// SizeBytes is the file's length.
+	SizeBytes int64
+	// Footer is the file's Parquet footer as the encoder wrote it, held
+	// in memory: the record count, column sizes, value and null counts
+	// and bounds come from its statistics, never from reading the file.
+	Footer *metadata.FileMetaData
+	// SourcePartition, FirstOffset and LastOffset are the source range
+	// the file covers, as the round's intent records it.
+	SourcePartition string
+	FirstOffset     int64
+	LastOffset      int64
+}
+
+// Round is a commit round's files, all uploaded.
+type Round struct {
+	// RunID and RoundID name the round; together they recognise its
+	// snapshots on recovery, so a recovering run passes the RunID of the
+	// run that made the round.
+	RunID   string
+	RoundID string
+	Files   []DataFile
+}
+
+// Committed says what Publish did for one table.
+type Committed struct {
+	Table      string // the source's qualified name
+	Identifier table.Identifier
+	SnapshotID int64
+	Files      int
+	// Already is true when the table held the round before this call.
+	Already bool
+}
+
+// Publish commits each table's files of r as one snapshot of that table
+// (see the package comment). Tables are committed in name order; a
+// table that fails does not stop the others, and the error names every
+// table that failed: the round is then not published, and the caller
+// must neither checkpoint nor acknowledge it, but call Publish again.
+func (p *Publisher) Publish(ctx context.Context, r Round) ([]Committed, error) {
+	if r.RunID == "" || r.RoundID == "" {
+		return nil, errors.New("publish round: run id and round id are required to recognise the round on recovery")
+	}
+	byTable := make(map[string][]DataFile)
+	for _, f := range r.Files {
+		byTable[f.Table] = append(byTable[f.Table], f)
+	}
+	names := make([]string, 0, len(byTable))
+	for name := range byTable {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []Committed
+	var errs []error
+	for _, name := range names {
+		c, err := p.publishTable(ctx, r, name, byTable[name])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("publish round %s/%s to table %q: %w", r.RunID, r.RoundID, name, err))
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, errors.Join(errs...)
+}
+
+func (p *Publisher) publishTable(ctx context.Context, r Round, name string, files []DataFile) (Committed, error) {
+	ident, err := p.Identifier(name)
+	if err != nil {
+		return Committed{}, err
+	}
+	c := Committed{Table: name, Identifier: ident, Files: len(files)}
+	tbl, err := p.cat.LoadTable(ctx, ident)
+	if err != nil {
+		return c, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+	}
+	summary, err := summaryProps(r, files)
+	if err != nil {
+		return c, err
+	}
+	var dfs []iceberg.DataFile
+	for attempt := 1; ; attempt++ {
+		if s := RoundSnapshot(tbl, r.RunID, r.RoundID); s != nil {
+			c.SnapshotID, c.Already = s.SnapshotID, true
+			return c, nil
+		}
+		if dfs == nil {
+			if dfs, err = dataFiles(tbl, files); err != nil {
+				return c, err
+			}
+		}
+		start := time.Now()
+		committed, err := appendFiles(ctx, tbl, dfs, summary)
+		if err == nil {
+			c.SnapshotID = committed.CurrentSnapshot().SnapshotID
+			p.log.Debug("iceberg round committed", "table", strings.Join(ident, "."), "round", r.RoundID,
+				"snapshot", c.SnapshotID, "files", len(files), "attempt", attempt, "latency", time.Since(start))
+			return c, nil
+		}
+		// A failed commit may still have reached the catalog (a lost
+		// response): the reloaded table says, through the round id.
+		reloaded, lerr := p.cat.LoadTable(ctx, ident)
+		if lerr == nil {
+			if s := RoundSnapshot(reloaded, r.RunID, r.RoundID); s != nil {
+				c.SnapshotID = s.SnapshotID
+				return c, nil
+			}
+		}
+		if !errors.Is(err, table.ErrCommitFailed) || attempt >= p.cfg.CommitAttempts || lerr != nil {
+			return c, fmt.Errorf("commit %d files to %s (attempt %d): %w", len(files), strings.Join(ident, "."), attempt, errors.Join(err, lerr))
+		}
+		p.log.Info("iceberg commit conflict, retrying", "table", strings.Join(ident, "."), "round", r.RoundID, "attempt", attempt, "error", err)
+		if err := waitRetry(ctx, attempt); err != nil {
+			return c, err
+		}
+		tbl = reloaded
+	}
+}
+
+// appendFiles commits one snapshot adding dfs. The round id check stands
+// in for iceberg-go's duplicate check, which reads every manifest of the
+// table on each commit.
+func appendFiles(ctx context.Context, tbl *table.Table, dfs []iceberg.DataFile, summary iceberg.Properties) (*table.Table, error) {
+	txn := tbl.NewTransaction()
+	if err := txn.AddDataFiles(ctx, dfs, summary, table.WithoutDuplicateCheck()); err != nil {
+		return nil, err
+	}
+	return txn.Commit(ctx)
+}
+
+// dataFiles builds the manifest entries of files from their footers,
+// each with the Iceberg schema of its version.
+func dataFiles(tbl *table.Table, files []DataFile) ([]iceberg.DataFile, error) {
+	out := make([]iceberg.DataFile, 0, len(files))
+	for _, f := range files {
+		sc, ok := versionSchema(tbl, f.Version)
+		if !ok {
+			return nil, fmt.Errorf("file %s: table has no schema for version %d (PrepareVersion was not called for it)", f.Location, f.Version)
+		}
+		if f.Footer == nil {
+			return nil, fmt.Errorf("file %s: no footer to take its statistics from", f.Location)
+		}
+		df, err := table.DataFileFromMetadata(table.DataFileArgs{
+			Schema:        sc,
+			Spec:          tbl.Spec(),
+			Format:        iceberg.ParquetFile,
+			Metadata:      f.Footer,
+			FilePath:      f.Location,
+			FileSize:      f.SizeBytes,
+			Content:       iceberg.EntryContentData,
+			Properties:    tbl.Properties(),
+			FormatVersion: tbl.Metadata().Version(),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("file %s: data file entry (a file in a day(op_ts) partition must hold one day of op_ts): %w", f.Location, err)
+		}
+		out = append(out, df)
+	}
+	return out, nil
+}
+
+// offsetRange is the part of a source partition a table's files cover.
+type offsetRange struct {
+	First int64 `json:"first"`
+	Last  int64 `json:"last"`
+}
+
+func summaryProps(r Round, files []DataFile) (iceberg.Properties, error) {
+	ranges := make(map[string]offsetRange)
+	for _, f := range files {
+		rg, ok := ranges[f.SourcePartition]
+		if !ok {
+			rg = offsetRange{First: f.FirstOffset, Last: f.LastOffset}
+		}
+		rg.First, rg.Last = min(rg.First, f.FirstOffset), max(rg.Last, f.LastOffset)
+		ranges[f.SourcePartition] = rg
+	}
+	offsets, err := json.Marshal(ranges) // map keys come out sorted
+	if err != nil {
+		return nil, fmt.Errorf("snapshot summary offsets: %w", err)
+	}
+	return iceberg.Properties{
+		SummaryRunID:   r.RunID,
+		SummaryRoundID: r.RoundID,
+		SummaryOffsets: string(offsets),
+	}, nil
+}
+
+// RoundSnapshot returns the snapshot of the table's current history
+// (the current snapshot and its ancestors) committed by run and round,
+// or nil.
+func RoundSnapshot(tbl *table.Table, runID, roundID string) *table.Snapshot {
+	seen := make(map[int64]bool)
+	for s := tbl.CurrentSnapshot(); s != nil && !seen[s.SnapshotID]; {
+		seen[s.SnapshotID] = true
+		if s.Summary != nil && s.Summary.Properties[SummaryRoundID] == roundID && s.Summary.Properties[SummaryRunID] == runID {
+			return s
+		}
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = tbl.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return nil
+}
+
+// RoundCommitted reports whether the table of a source table holds the
+// round.
+func (p *Publisher) RoundCommitted(ctx context.Context, qualTable, runID, roundID string) (bool, error) {
+	ident, err := p.Identifier(qualTable)
+	if err != nil {
+		return false, err
+	}
+	tbl, err := p.cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+	}
+	return RoundSnapshot(tbl, runID, roundID) != nil, nil
+}
+
+// waitRetry sleeps before attempt+1: capped exponential backoff with full
+// jitter, cut short by ctx.
+func waitRetry(ctx context.Context, attempt int) error {
+	limit := min(50*time.Millisecond<<min(attempt, 8), 5*time.Second)
+	t := time.NewTimer(rand.N(limit) + time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,501 @@
+package tables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// ErrBadName is wrapped by errors for a source table name that cannot
+// name an Iceberg table: the caller sends its records to the dead
+// letters with the reason, as it does for names the layout refuses.
+var ErrBadName = errors.New("table name not allowed in the catalog")
+
+// Keys of the table properties and snapshot summaries Publisher writes.
+const (
+	propPrefix = "lakehouse-exporter."
+	// PropSourceTable is the source's qualified name (table property).
+	PropSourceTable = propPrefix + "source-table"
+	// PropExporterVersion names the exporter version that created the
+	// table (table property).
+	PropExporterVersion = propPrefix + "version"
+	// propSchemaPrefix + N holds the Iceberg schema id of source schema
+	// version N (table property), so that files of version N get the
+	// field IDs that version was given, whatever versions came since.
+	propSchemaPrefix = propPrefix + "schema-version."
+	// SummaryRunID, SummaryRoundID and SummaryOffsets are snapshot summary
+	// properties: the run and the round that committed the snapshot, and
+	// the source offsets its files cover (JSON: partition → first, last).
+	SummaryRunID   = propPrefix + "run-id"
+	SummaryRoundID = propPrefix + "round-id"
+	SummaryOffsets = propPrefix + "source-offsets"
+)
+
+// TableVersion is one schema version of a source table.
+type TableVersion struct {
+	// Table is the source's qualified name (SALES.ORDERS).
+	Table string
+	// Version is the schema version number, from 1.
+	Version int
+	// Schema is the version's data-file schema (arrowschema.Version.Schema).
+	Schema *arrow.Schema
+}
+
+// Prepared is what PrepareVersion returns for a table version.
+type Prepared struct {
+	// Identifier is the table's Iceberg identifier (namespace levels,
+	// then the table name).
+	Identifier table.Identifier
+	// SchemaID is the Iceberg schema the version's files are written in.
+	SchemaID int
+	// Schema is the version's Arrow schema with every field, nested ones
+	// included, carrying its Iceberg field ID as the PARQUET:field_id
+	// metadata the Parquet writers put into the file.
+	Schema *arrow.Schema
+}
+
+// Identifier maps a source table's qualified name to its Iceberg table
+// identifier (see Config.Namespace).
+func (p *Publisher) Identifier(qualTable string) (table.Identifier, error) {
+	parts := strings.Split(qualTable, ".")
+	if err := checkName(parts); err != nil {
+		return nil, fmt.Errorf("table %q: %w", qualTable, err)
+	}
+	if p.cfg.Namespace != "" {
+		ns := strings.Split(p.cfg.Namespace, ".")
+		return append(ns, strings.Join(parts, "_")), nil
+	}
+	if len(parts) < 2 {
+		return nil, fmt.Errorf("table %q has no schema to take the namespace from; set the catalog namespace: %w", qualTable, ErrBadName)
+	}
+	return parts, nil
+}
+
+// checkName refuses identifier parts that catalogs refuse or that would
+// become other paths in a file-system catalog.
+func checkName(parts []string) error {
+	for _, part := range parts {
+		if part == "" || part == "." || part == ".." {
+			return fmt.Errorf("empty, . or .. name part: %w", ErrBadName)
+		}
+		for _, r := range part {
+			if r < 0x20 || r == 0x7f || r == '/' || r == '\\' {
+				return fmt.Errorf("name part %q has a slash, backslash or control character: %w", part, ErrBadName)
+			}
+		}
+	}
+	return nil
+}
+
+// PrepareVersion makes sure the Iceberg table of tv.Table exists and has
+// a schema for tv.Version, and returns that schema's field IDs as an
+// annotated Arrow schema for the version's data files. It must be called
+// before a version's first file is written: the files carry the field
+// IDs.
+//
+// A new table gets the version's columns, partition spec day(op_ts) (or
+// as configured), sort order op_ts and the exporter's table properties. A
+// version newer than every version the table has seen becomes a schema
+// update, matched to the table's current schema by column name: new
+// columns get new field IDs, missing ones are dropped, a type that
+// Iceberg can promote in place (int to long, float to double, decimal
+// precision widening) is promoted, and any other type change drops the
+// column and adds a new one of the same name with a new ID. The update
+// and the record of which schema the version maps to are one commit, so
+// calling PrepareVersion again (after a crash, or from another instance)
+// returns the same IDs.
+func (p *Publisher) PrepareVersion(ctx context.Context, tv TableVersion) (Prepared, error) {
+	if tv.Schema == nil || tv.Version < 1 {
+		return Prepared{}, fmt.Errorf("prepare table %q version %d: need a schema and a version from 1", tv.Table, tv.Version)
+	}
+	ident, err := p.Identifier(tv.Table)
+	if err != nil {
+		return Prepared{}, err
+	}
+	want, err := table.ArrowSchemaToIcebergWithFreshIDs(tv.Schema, false)
+	if err != nil {
+		return Prepared{}, fmt.Errorf("table %q version %d: its columns have no Iceberg type: %w", tv.Table, tv.Version, err)
+	}
+	tbl, err := p.loadOrCreate(ctx, ident, tv, want)
+	if err != nil {
+		return Prepared{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		if sc, ok := versionSchema(tbl, tv.Version); ok {
+			annotated, err := annotate(tv.Schema, sc)
+			if err != nil {
+				return Prepared{}, fmt.Errorf("table %q version %d: %w", tv.Table, tv.Version, err)
+			}
+			return Prepared{Identifier: ident, SchemaID: sc.ID, Schema: annotated}, nil
+		}
+		if newest := newestVersion(tbl); tv.Version < newest {
+			return Prepared{}, fmt.Errorf("table %q version %d is older than version %d that the Iceberg table %s already has, and was never given a schema there; it cannot be published", tv.Table, tv.Version, newest, strings.Join(ident, "."))
+		}
+		if err := p.evolve(ctx, tbl, tv, want); err != nil {
+			if !errors.Is(err, table.ErrCommitFailed) || attempt >= p.cfg.CommitAttempts {
+				return Prepared{}, fmt.Errorf("update schema of %s to version %d of %q: %w", strings.Join(ident, "."), tv.Version, tv.Table, err)
+			}
+			// Another writer committed first: look again at the table as
+			// the catalog has it now.
+			if err := waitRetry(ctx, attempt); err != nil {
+				return Prepared{}, err
+			}
+		}
+		if tbl, err = p.cat.LoadTable(ctx, ident); err != nil {
+			return Prepared{}, fmt.Errorf("reload table %s: %w", strings.Join(ident, "."), err)
+		}
+	}
+}
+
+// loadOrCreate loads the table, creating it (and its namespace) with
+// version tv as its first schema when it does not exist.
+func (p *Publisher) loadOrCreate(ctx context.Context, ident table.Identifier, tv TableVersion, want *iceberg.Schema) (*table.Table, error) {
+	name := strings.Join(ident, ".")
+	tbl, err := p.cat.LoadTable(ctx, ident)
+	if err == nil {
+		return tbl, nil
+	}
+	if !errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, fmt.Errorf("load table %s: %w", name, err)
+	}
+	ns := catalog.NamespaceFromIdent(ident)
+	if err := p.cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		return nil, fmt.Errorf("create namespace %s for table %q: %w", strings.Join(ns, "."), tv.Table, err)
+	}
+	opts, err := p.createOptions(tv, want)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err = p.cat.CreateTable(ctx, ident, want, opts...)
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		// Another instance created it first.
+		tbl, err = p.cat.LoadTable(ctx, ident)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create table %s for %q: %w", name, tv.Table, err)
+	}
+	p.log.Info("iceberg table created", "table", name, "source", tv.Table, "schema_version", tv.Version)
+	return tbl, nil
+}
+
+// createOptions are the partition spec, sort order and properties of a
+// new table whose first schema is want (version tv).
+func (p *Publisher) createOptions(tv TableVersion, want *iceberg.Schema) ([]catalog.CreateTableOpt, error) {
+	opTS, ok := want.FindFieldByName("op_ts")
+	if !ok {
+		return nil, fmt.Errorf("table %q version %d has no op_ts column to partition and sort by", tv.Table, tv.Version)
+	}
+	spec := *iceberg.UnpartitionedSpec
+	var transform iceberg.Transform
+	switch p.cfg.Partitioning {
+	case ByDay:
+		transform = iceberg.DayTransform{}
+	case ByHour:
+		transform = iceberg.HourTransform{}
+	}
+	if transform != nil {
+		spec = iceberg.NewPartitionSpec(iceberg.PartitionField{
+			SourceIDs: []int{opTS.ID},
+			FieldID:   1000,
+			Name:      "op_ts_" + string(p.cfg.Partitioning),
+			Transform: transform,
+		})
+	}
+	order, err := table.NewSortOrder(1, []table.SortField{{
+		SourceIDs: []int{opTS.ID},
+		Transform: iceberg.IdentityTransform{},
+		Direction: table.SortASC,
+		NullOrder: table.NullsFirst,
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("sort order by op_ts: %w", err)
+	}
+	props := iceberg.Properties{
+		"format-version":         "2",
+		"write.format.default":   "parquet",
+		PropSourceTable:          tv.Table,
+		PropExporterVersion:      p.cfg.ExporterVersion,
+		schemaProp(tv.Version):   "0",
+		"write.parquet.field-id": "true",
+	}
+	if p.cfg.ExporterVersion == "" {
+		delete(props, PropExporterVersion)
+	}
+	return []catalog.CreateTableOpt{
+		catalog.WithPartitionSpec(&spec),
+		catalog.WithSortOrder(order),
+		catalog.WithProperties(props),
+	}, nil
+}
+
+func schemaProp(version int) string { return propSchemaPrefix + strconv.Itoa(version) }
+
+// versionSchema returns the Iceberg schema the table recorded for a
+// source schema version.
+func versionSchema(tbl *table.Table, version int) (*iceberg.Schema, bool) {
+	v, ok := tbl.Properties()[schemaProp(version)]
+	if !ok {
+		return nil, false
+	}
+	id, err := strconv.Atoi(v)
+	if err != nil {
+		return nil, false
+	}
+	for _, sc := range tbl.Metadata().Schemas() {
+		if sc.ID == id {
+			return sc, true
+		}
+	}
+	return nil, false
+}
+
+// newestVersion is the newest source schema version the table recorded.
+func newestVersion(tbl *table.Table) int {
+	newest := 0
+	for k := range tbl.Properties() {
+		if n, err := strconv.Atoi(strings.TrimPrefix(k, propSchemaPrefix)); err == nil && strings.HasPrefix(k, propSchemaPrefix) && n > newest {
+			newest = n
+		}
+	}
+	return newest
+}
+
+// evolve commits the schema update that makes tbl's current schema the
+// one of version tv, with the record of the version's schema id.
+func (p *Publisher) evolve(ctx context.Context, tbl *table.Table, tv TableVersion, want *iceberg.Schema) error {
+	txn := tbl.NewTransaction()
+	u := txn.UpdateSchema(true, false)
+	e := evolver{u: u}
+	e.structs(nil, tbl.Schema().Fields(), want.Fields())
+	if e.err != nil {
+		return e.err
+	}
+	id := tbl.Schema().ID
+	if e.changed {
+		if err := u.Commit(); err != nil {
+			return fmt.Errorf("schema update: %w", err)
+		}
+		staged, err := txn.StagedTable()
+		if err != nil {
+			return fmt.Errorf("staged schema: %w", err)
+		}
+		id = staged.Schema().ID
+	}
+	if err := txn.SetProperties(iceberg.Properties{schemaProp(tv.Version): strconv.Itoa(id)}); err != nil {
+		return fmt.Errorf("record schema of version %d: %w", tv.Version, err)
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		return err
+	}
+	p.log.Info("iceberg schema updated", "table", strings.Join(tbl.Identifier(), "."), "schema_version", tv.Version, "schema_id", id, "changed", e.changed)
+	return nil
+}
+
+// evolver turns the difference between the table's schema and a
+// version's columns into schema update operations, matching columns by
+// name at every level.
+type evolver struct {
+	u       *table.UpdateSchema
+	changed bool
+	err     error
+}
+
+func childPath(parent []string, name string) []string {
+	return append(append([]string(nil), parent...), name)
+}
+
+func (e *evolver) structs(path []string, cur, want []iceberg.NestedField) {
+	curByName := make(map[string]iceberg.NestedField, len(cur))
+	for _, f := range cur {
+		curByName[f.Name] = f
+	}
+	wanted := make(map[string]bool, len(want))
+	for _, w := range want {
+		wanted[w.Name] = true
+		p := childPath(path, w.Name)
+		c, ok := curByName[w.Name]
+		if !ok {
+			e.add(p, w)
+			continue
+		}
+		e.field(p, c, w)
+	}
+	for _, c := range cur {
+		if !wanted[c.Name] {
+			e.u.DeleteColumn(childPath(path, c.Name))
+			e.changed = true
+		}
+	}
+}
+
+// add adds a column. It is optional whatever the source says: rows
+// committed before it have no value for it.
+func (e *evolver) add(path []string, w iceberg.NestedField) {
+	e.u.AddColumn(path, w.Type, w.Doc, false, nil)
+	e.changed = true
+}
+
+// replace drops a column whose type cannot change in place and adds a
+// new one of the same name: the old values keep their field ID in the
+// old files and snapshots, and no reader takes them for the new type.
+func (e *evolver) replace(path []string, w iceberg.NestedField) {
+	e.u.DeleteColumn(path)
+	e.add(path, w)
+}
+
+func (e *evolver) field(path []string, c, w iceberg.NestedField) {
+	var upd table.ColumnUpdate
+	if c.Required && !w.Required {
+		upd.Required = iceberg.Optional[bool]{Valid: true, Val: false}
+	}
+	switch ct := c.Type.(type) {
+	case *iceberg.StructType:
+		wt, ok := w.Type.(*iceberg.StructType)
+		if !ok {
+			e.replace(path, w)
+			return
+		}
+		e.structs(path, ct.FieldList, wt.FieldList)
+	case iceberg.PrimitiveType:
+		wt, ok := w.Type.(iceberg.PrimitiveType)
+		switch {
+		case !ok:
+			e.replace(path, w)
+			return
+		case ct.Equals(wt), promotes(wt, ct):
+			// The same type, or a narrower one the column's type reads.
+		case promotes(ct, wt):
+			upd.FieldType = iceberg.Optional[iceberg.Type]{Valid: true, Val: wt}
+		default:
+			e.replace(path, w)
+			return
+		}
+	default:
+		// Lists and maps: element and value types are compared whole.
+		if !c.Type.Equals(w.Type) && !sameShape(c.Type, w.Type) {
+			e.replace(path, w)
+			return
+		}
+	}
+	if upd.Required.Valid || upd.FieldType.Valid {
+		e.u.UpdateColumn(path, upd)
+		e.changed = true
+	}
+}
+
+// sameShape reports whether two types are equal but for field IDs.
+func sameShape(a, b iceberg.Type) bool {
+	switch at := a.(type) {
+	case *iceberg.ListType:
+		bt, ok := b.(*iceberg.ListType)
+		return ok && at.ElementRequired == bt.ElementRequired && sameShape(at.Element, bt.Element)
+	case *iceberg.MapType:
+		bt, ok := b.(*iceberg.MapType)
+		return ok && at.ValueRequired == bt.ValueRequired && sameShape(at.KeyType, bt.KeyType) && sameShape(at.ValueType, bt.ValueType)
+	case *iceberg.StructType:
+		bt, ok := b.(*iceberg.StructType)
+		if !ok || len(at.FieldList) != len(bt.FieldList) {
+			return false
+		}
+		for i := range at.FieldList {
+			af, bf := at.FieldList[i], bt.FieldList[i]
+			if af.Name != bf.Name || af.Required != bf.Required || !sameShape(af.Type, bf.Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return a.Equals(b)
+}
+
+// promotes reports whether Iceberg promotes a column of type from to
+// type to in place (the spec's allowed type promotions).
+func promotes(from, to iceberg.PrimitiveType) bool {
+	switch f := from.(type) {
+	case iceberg.Int32Type:
+		_, ok := to.(iceberg.Int64Type)
+		return ok
+	case iceberg.Float32Type:
+		_, ok := to.(iceberg.Float64Type)
+		return ok
+	case iceberg.DecimalType:
+		t, ok := to.(iceberg.DecimalType)
+		return ok && f.Scale() == t.Scale() && f.Precision() < t.Precision()
+	}
+	return false
+}
+
+// annotate returns sc with each field's Iceberg field ID from ice,
+// matched by name, as PARQUET:field_id metadata; other metadata stays.
+func annotate(sc *arrow.Schema, ice *iceberg.Schema) (*arrow.Schema, error) {
+	fields := make([]arrow.Field, sc.NumFields())
+	for i, f := range sc.Fields() {
+		nf, ok := ice.FindFieldByName(f.Name)
+		if !ok {
+			return nil, fmt.Errorf("column %q is not in Iceberg schema %d", f.Name, ice.ID)
+		}
+		af, err := annotateField(f, nf.ID, nf.Type)
+		if err != nil {
+			return nil, err
+		}
+		fields[i] = af
+	}
+	md := sc.Metadata()
+	return arrow.NewSchema(fields, &md), nil
+}
+
+func annotateField(f arrow.Field, id int, t iceberg.Type) (arrow.Field, error) {
+	keys, values := f.Metadata.Keys(), f.Metadata.Values()
+	var k, v []string
+	for i := range keys {
+		if keys[i] != table.ArrowParquetFieldIDKey {
+			k, v = append(k, keys[i]), append(v, values[i])
+		}
+	}
+	f.Metadata = arrow.NewMetadata(append(k, table.ArrowParquetFieldIDKey), append(v, strconv.Itoa(id)))
+	switch dt := f.Type.(type) {
+	case *arrow.StructType:
+		st, ok := t.(*iceberg.StructType)
+		if !ok {
+			return f, fmt.Errorf("column %q is a struct, Iceberg field %d is %s", f.Name, id, t)
+		}
+		children := make([]arrow.Field, dt.NumFields())
+		for i, c := range dt.Fields() {
+			var match *iceberg.NestedField
+			for j := range st.FieldList {
+				if st.FieldList[j].Name == c.Name {
+					match = &st.FieldList[j]
+				}
+			}
+			if match == nil {
+				return f, fmt.Errorf("field %q of struct %q is not in Iceberg field %d", c.Name, f.Name, id)
+			}
+			ac, err := annotateField(c, match.ID, match.Type)
+			if err != nil {
+				return f, err
+			}
+			children[i] = ac
+		}
+		f.Type = arrow.StructOf(children...)
+	case *arrow.ListType:
+		lt, ok := t.(*iceberg.ListType)
+		if !ok {
+			return f, fmt.Errorf("column %q is a list, Iceberg field %d is %s", f.Name, id, t)
+		}
+		elem, err := annotateField(dt.ElemField(), lt.ElementID, lt.Element)
+		if err != nil {
+			return f, err
+		}
+		f.Type = arrow.ListOfField(elem)
+	case *arrow.MapType:
+		return f, fmt.Errorf("column %q: map columns are not written by the exporter", f.Name)
+	}
+	return f, nil
+}
