@@ -13,10 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
-// BrokersEnv names the variable that points the tests written for it at
-// a running Kafka cluster (HOST:PORT[,HOST:PORT]) instead of kfake.
-const BrokersEnv = "EXPORTER_TEST_KAFKA_BROKERS"
-
 // Cluster returns the brokers of BrokersEnv when it is set, else those of
 // a new kfake cluster without topics, for the length of the test. On a
 // shared cluster, name topics and groups with Unique.
