@@ -23,9 +23,11 @@ echo "== servers"
 source scripts/minio.sh
 source scripts/kafka.sh
 source scripts/spark.sh
-trap 'minio_stop; kafka_stop' EXIT
+source scripts/postgres.sh
+trap 'minio_stop; kafka_stop; postgres_stop' EXIT
 minio_start
 kafka_start
+postgres_start
 spark_install
 
 echo "== tests"
