@@ -127,7 +127,7 @@ func (r *runner) step(st *loopState, m *source.Message, err error, rec *cdc.Reco
 // released, which must not be held again.
 func (r *runner) handle(ctx context.Context, m *source.Message, data []byte, replay bool) error {
 	var err error
-	if !m.Oversized {
+	if !m.Oversized && m.Damaged == "" {
 		err = r.cfg.Decoder.Decode(data, &r.rec)
 	}
 	return r.handleDecoded(ctx, m, data, &r.rec, nil, err, replay)
@@ -137,7 +137,10 @@ func (r *runner) handle(ctx context.Context, m *source.Message, data []byte, rep
 // failed to, with decErr); pre, if not nil, is rec converted ahead.
 func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []byte, rec *cdc.Record, pre *writer.Converted, decErr error, replay bool) error {
 	if m.Oversized {
-		return r.reject(m, "", cdc.Rejectf(cdc.ReasonOversized, "record of %d bytes is larger than the limit", m.Size))
+		return r.reject(m, "", cdc.Rejectf(cdc.ReasonOversized, "record of %d bytes is larger than the limit; the dead letter keeps its first %d bytes, the other %d are dropped", m.Size, len(m.Value), m.Size-int64(len(m.Value))))
+	}
+	if m.Damaged != "" {
+		return r.reject(m, "", cdc.Rejectf(cdc.ReasonMalformedJSON, "%s", m.Damaged))
 	}
 	if decErr != nil {
 		if rej, ok := cdc.AsReject(decErr); ok {

@@ -3,8 +3,12 @@ package pipeline_test
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/syncbuf"
+	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -84,5 +88,41 @@ func TestGzipTrailingGarbageIsDeadLettered(t *testing.T) {
 	dl := readDLQ(t, dir)
 	if len(dl) != 1 || dl[0].Record == nil || *dl[0].Record != garbage || dl[0].Offset != 4 || !strings.HasSuffix(dl[0].Source, filepath.Base(p)+":4") {
 		t.Errorf("dead letters %+v: want the trailing bytes, at line 4", dl)
+	}
+	// The reason names where the garbage starts, so that it can be cut off.
+	if len(dl) == 1 && (dl[0].Reason != "malformed_json" || !strings.Contains(dl[0].Error, "truncate -s "+strconv.Itoa(gz.Len()))) {
+		t.Errorf("dead letter reason %s: %q; want malformed_json naming truncate -s %d", dl[0].Reason, dl[0].Error, gz.Len())
+	}
+}
+
+// TestDDLWithoutMetadataIsWarnedOnce: a DDL record for a table that never
+// gets OBJECT_METADATA opens no version; the run says so once, naming the
+// table, instead of passing over it in silence.
+func TestDDLWithoutMetadataIsWarnedOnce(t *testing.T) {
+	ddl := func(pos string) string {
+		return `{"op_type":"DDL","op_ts":"2026-07-13T05:00:00Z","pos":"` + pos + `","ddl":{"object":{"catalog":"","schema":"S","object":"GHOST"},"statement":"ALTER TABLE S.GHOST ADD (C NUMBER(10))"}}`
+	}
+	p := writeFile(t, t.TempDir(), "in.jsonl", ordersMeta+"\n"+dml("1", "")+"\n"+ddl("d1")+"\n"+ddl("d2")+"\n")
+	var logs syncbuf.Buffer
+	if _, err := export(t, t.TempDir(), func(c *pipeline.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	}, p); err != nil {
+		t.Fatal(err)
+	}
+	var warned int
+	for _, l := range strings.Split(logs.String(), "\n") {
+		var e struct {
+			Msg    string   `json:"msg"`
+			Tables []string `json:"tables"`
+		}
+		if json.Unmarshal([]byte(l), &e) == nil && strings.Contains(e.Msg, "never got OBJECT_METADATA") {
+			warned++
+			if len(e.Tables) != 1 || e.Tables[0] != "S.GHOST" {
+				t.Errorf("warning names tables %q, want [S.GHOST]", e.Tables)
+			}
+		}
+	}
+	if warned != 1 {
+		t.Errorf("%d warnings about DDL without metadata, want 1; logs:\n%s", warned, logs.String())
 	}
 }

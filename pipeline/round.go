@@ -107,6 +107,23 @@ type incompleteReporter interface {
 	IncompleteRecords() []source.IncompleteRecord
 }
 
+// warnDDLWithoutMetadata says once, at the end of a run, which tables had
+// DDL records but never got OBJECT_METADATA: such DDL opens no version and
+// would otherwise pass without a word.
+func (r *runner) warnDDLWithoutMetadata() {
+	var waiting []string
+	for _, c := range r.cats.m {
+		waiting = append(waiting, c.DDLWithoutMetadata()...)
+	}
+	if len(waiting) == 0 {
+		return
+	}
+	slices.Sort(waiting)
+	waiting = slices.Compact(waiting)
+	r.log.Warn("DDL records arrived for tables that never got OBJECT_METADATA: they opened no schema version and changed nothing; the tables are written once their metadata comes",
+		"tables", waiting[:min(len(waiting), 20)], "count", len(waiting))
+}
+
 // finish is the last commit of a run.
 func (r *runner) finish(ctx context.Context) error {
 	if ir, ok := r.cfg.Source.(incompleteReporter); ok {
@@ -115,6 +132,7 @@ func (r *runner) finish(ctx context.Context) error {
 				"file", rec.File, "line", rec.Line, "bytes", rec.Bytes)
 		}
 	}
+	r.warnDDLWithoutMetadata()
 	if fp, ok := r.cfg.Source.(filePartitioner); ok && r.sawEOF && !r.cats.perPartition {
 		for _, name := range fp.FilePartitions() {
 			lastRead, offset, found := int64(-1), int64(-1), false
