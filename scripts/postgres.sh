@@ -12,6 +12,10 @@ pg_run() {
 }
 
 postgres_start() {
+  if [ ! -x "$PG_BIN/initdb" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing PostgreSQL 15 from Debian's packages..."
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null
+  fi
   if [ ! -x "$PG_BIN/initdb" ]; then
     echo "PostgreSQL is not installed at $PG_BIN (apt-get install postgresql, or set EXPORTER_PG_BIN)" >&2
     return 1
