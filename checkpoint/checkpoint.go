@@ -59,11 +59,17 @@ var ErrFenced = errors.New("checkpoint was written by another instance")
 // object is not a checkpoint of that partition.
 var ErrCorrupt = errors.New("checkpoint is corrupt")
 
-// RebuildAdvice says what to do about a corrupt checkpoint of partition.
-// Moving it away instead would export the partition again from the
-// source's start, every row a second time.
-func RebuildAdvice(partition string) string {
-	return fmt.Sprintf("rebuild it from the lake with `exporter checkpoint rebuild --partition %s` and this run's --sink (do not delete it: the partition would be exported again from the source's start, every row a second time)", partition)
+// RebuildAdvice says what to do about a corrupt checkpoint of partition;
+// readable is set when the object is a checkpoint whose content cannot be
+// used, which the rebuild replaces only with --force. Moving it away
+// instead would export the partition again from the source's start, every
+// row a second time.
+func RebuildAdvice(partition string, readable bool) string {
+	force := ""
+	if readable {
+		force = " --force"
+	}
+	return fmt.Sprintf("rebuild it from the lake with `exporter checkpoint rebuild --partition %s%s` and this run's --sink (do not delete it: the partition would be exported again from the source's start, every row a second time)", partition, force)
 }
 
 const prefix = "_checkpoints/"
@@ -162,7 +168,7 @@ func Load(ctx context.Context, s Store, partition string) (*Handle, error) {
 	}
 	c, err := decodeOf(data, partition)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s (%v); %s", ErrCorrupt, key, err, RebuildAdvice(partition))
+		return nil, fmt.Errorf("%w: %s (%v); %s", ErrCorrupt, key, err, RebuildAdvice(partition, false))
 	}
 	return &Handle{Checkpoint: c, Found: true, etag: etag}, nil
 }
