@@ -204,3 +204,42 @@ func testRebuiltCheckpointResumesAKafkaPartitionExactlyOnce(t *testing.T, b kafk
 	}
 	checkSameLake(t, broken.sink, reference.sink, dml)
 }
+
+// TestRebuildCountsDeadLetters: records past the last row that were
+// dead-lettered are durable too: the rebuilt offset covers them, and a
+// rerun rejects them no second time.
+func TestRebuildCountsDeadLetters(t *testing.T) {
+	dir := t.TempDir()
+	in, sink := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "lake")
+	sample, err := os.ReadFile("../../testdata/goldengate/sample.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(in, append(sample, "{not json\n{\"op_type\":\"BOGUS\"}\n"...), 0o644)
+	run := func() (int, string) {
+		code, _, stderr := runExporter(t, nil, "run", "--source", "file:"+in, "--sink", "file://"+sink)
+		return code, stderr
+	}
+	if code, stderr := run(); code != 0 {
+		t.Fatalf("export: %s", stderr)
+	}
+	deadLetters := func() int {
+		files, _ := filepath.Glob(filepath.Join(sink, "_dlq", "*", "*.jsonl"))
+		n := 0
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			n += bytes.Count(data, []byte("\n"))
+		}
+		return n
+	}
+	if deadLetters() != 2 {
+		t.Fatalf("%d dead letters after the export, want 2", deadLetters())
+	}
+	corruptAndRebuild(t, sink, onlyCheckpoint(t, sink), run)
+	if code, stderr := run(); code != 0 {
+		t.Fatalf("rerun: %s", stderr)
+	}
+	if n := deadLetters(); n != 2 {
+		t.Errorf("%d dead letters after the rerun, want the 2 of the first run", n)
+	}
+}
