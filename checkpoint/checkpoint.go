@@ -55,6 +55,23 @@ type Store interface {
 // this one read it: this instance no longer owns the partition.
 var ErrFenced = errors.New("checkpoint was written by another instance")
 
+// ErrCorrupt is wrapped by Load's error when the partition's checkpoint
+// object is not a checkpoint of that partition.
+var ErrCorrupt = errors.New("checkpoint is corrupt")
+
+// RebuildAdvice says what to do about a corrupt checkpoint of partition;
+// readable is set when the object is a checkpoint whose content cannot be
+// used, which the rebuild replaces only with --force. Moving it away
+// instead would export the partition again from the source's start, every
+// row a second time.
+func RebuildAdvice(partition string, readable bool) string {
+	force := ""
+	if readable {
+		force = " --force"
+	}
+	return fmt.Sprintf("rebuild it from the lake with `exporter checkpoint rebuild --partition %s%s` and this run's --sink (do not delete it: the partition would be exported again from the source's start, every row a second time)", partition, force)
+}
+
 const prefix = "_checkpoints/"
 
 // Key is where a partition's checkpoint lives.
@@ -149,14 +166,50 @@ func Load(ctx context.Context, s Store, partition string) (*Handle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read checkpoint %s: %w", key, err)
 	}
-	c, err := Decode(data)
+	c, err := decodeOf(data, partition)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s is corrupt (%v): move it away to export the partition again from the source's start", key, err)
-	}
-	if c.Partition != partition {
-		return nil, fmt.Errorf("checkpoint %s belongs to partition %q", key, c.Partition)
+		return nil, fmt.Errorf("%w: %s (%v); %s", ErrCorrupt, key, err, RebuildAdvice(partition, false))
 	}
 	return &Handle{Checkpoint: c, Found: true, etag: etag}, nil
+}
+
+// decodeOf decodes partition's checkpoint object.
+func decodeOf(data []byte, partition string) (Checkpoint, error) {
+	c, err := Decode(data)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if c.Partition != partition {
+		return Checkpoint{}, fmt.Errorf("it belongs to partition %q", c.Partition)
+	}
+	return c, nil
+}
+
+// LoadStored reads the object that holds partition's checkpoint, whether
+// it is one or not, for a rebuild: the Handle's Save replaces exactly
+// that object (ErrFenced if anyone wrote it since), or creates it when
+// there is none. corrupt is why the object is not a checkpoint of the
+// partition, nil when it is one (then the Handle holds it) or is absent.
+func LoadStored(ctx context.Context, s Store, partition string) (h *Handle, corrupt, err error) {
+	key := Key(partition)
+	h = &Handle{Checkpoint: Checkpoint{Partition: partition, Offset: -1}}
+	data, err := s.Get(ctx, key)
+	if errors.Is(err, store.ErrNotExist) {
+		return h, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read checkpoint %s: %w", key, err)
+	}
+	if h.etag, err = s.ETag(ctx, key); err != nil {
+		return nil, nil, fmt.Errorf("read checkpoint %s: %w", key, err)
+	}
+	h.Found = true
+	c, err := decodeOf(data, partition)
+	if err != nil {
+		return h, err, nil
+	}
+	h.Checkpoint = c
+	return h, nil, nil
 }
 
 // Save writes the checkpoint, refusing if another instance wrote it since
@@ -208,6 +261,49 @@ type intent struct {
 	Keys        []string `json:"keys,omitempty"`
 	FirstOffset int64    `json:"first_offset"`
 	Owner       string   `json:"owner,omitempty"`
+}
+
+// Intent is a pending intent object: files about to be uploaded, or
+// uploaded and not yet covered by a checkpoint, or covered and not yet
+// removed (Settle).
+type Intent struct {
+	Key         string   // the intent object's key
+	Files       []string // the data or dead-letter files it names
+	FirstOffset int64
+	Owner       string // the run that wrote it
+}
+
+// ListIntents reads partition's pending intents, in the order of their
+// first offsets. An intent removed while it is listed is left out.
+func ListIntents(ctx context.Context, s Store, partition string) ([]Intent, error) {
+	pfx := intentPrefix(partition)
+	keys, err := s.List(ctx, pfx)
+	if err != nil {
+		return nil, fmt.Errorf("list intents of %s: %w", partition, err)
+	}
+	var out []Intent
+	for _, k := range keys {
+		if _, err := strconv.ParseInt(strings.SplitN(k[len(pfx):], "-", 2)[0], 10, 64); err != nil {
+			continue // not ours
+		}
+		data, err := s.Get(ctx, k)
+		if errors.Is(err, store.ErrNotExist) {
+			continue // settled meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read intent %s: %w", k, err)
+		}
+		var in intent
+		if err := json.Unmarshal(data, &in); err != nil || (in.Key == "" && len(in.Keys) == 0) {
+			return nil, fmt.Errorf("intent %s is corrupt: delete it and the files it names", k)
+		}
+		files := in.Keys
+		if in.Key != "" {
+			files = append(files, in.Key)
+		}
+		out = append(out, Intent{Key: k, Files: files, FirstOffset: in.FirstOffset, Owner: in.Owner})
+	}
+	return out, nil
 }
 
 // IntentKey is where the intent for a data file of partition goes.
@@ -275,42 +371,25 @@ func (r *Recovery) DeleteUncovered(ctx context.Context) (int, error) {
 
 func (r *Recovery) sweep(ctx context.Context, uncovered bool) (int, error) {
 	s, c := r.s, r.c
-	keys, err := s.List(ctx, intentPrefix(c.Partition))
+	intents, err := ListIntents(ctx, s, c.Partition)
 	if err != nil {
-		return 0, fmt.Errorf("list intents of %s: %w", c.Partition, err)
+		return 0, err
 	}
 	deleted := 0
-	for _, k := range keys {
-		if _, err := strconv.ParseInt(strings.SplitN(k[len(intentPrefix(c.Partition)):], "-", 2)[0], 10, 64); err != nil {
-			continue // not ours
-		}
-		data, err := s.Get(ctx, k)
-		if errors.Is(err, store.ErrNotExist) {
-			continue // settled meanwhile
-		}
-		if err != nil {
-			return deleted, fmt.Errorf("read intent %s: %w", k, err)
-		}
-		var in intent
-		if err := json.Unmarshal(data, &in); err != nil || (in.Key == "" && len(in.Keys) == 0) {
-			return deleted, fmt.Errorf("intent %s is corrupt: delete it and the files it names", k)
-		}
+	for _, in := range intents {
 		covered := in.FirstOffset <= c.Offset && in.Owner == c.Owner
 		if !covered && !uncovered {
 			continue // for DeleteUncovered, after the claim
 		}
 		if !covered {
-			if in.Key != "" {
-				in.Keys = append(in.Keys, in.Key)
-			}
-			for _, dk := range in.Keys {
+			for _, dk := range in.Files {
 				if err := s.Delete(ctx, dk); err != nil {
 					return deleted, err
 				}
 				deleted++
 			}
 		}
-		if err := s.Delete(ctx, k); err != nil {
+		if err := s.Delete(ctx, in.Key); err != nil {
 			return deleted, err
 		}
 	}

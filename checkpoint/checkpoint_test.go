@@ -146,7 +146,7 @@ func TestCorruptCheckpointSaysWhatToDo(t *testing.T) {
 	st, _ := store.NewLocal(t.TempDir())
 	st.Put(context.Background(), Key("p"), []byte("{not json"))
 	_, err := Load(context.Background(), st, "p")
-	if err == nil || !strings.Contains(err.Error(), "move it away") {
+	if err == nil || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "exporter checkpoint rebuild --partition p") {
 		t.Errorf("corrupt checkpoint: %v", err)
 	}
 }

@@ -51,11 +51,11 @@ func (c *catalogs) restore(partition string, raw json.RawMessage) error {
 	if len(raw) > 0 {
 		var snap arrowschema.Snapshot
 		if err := json.Unmarshal(raw, &snap); err != nil {
-			return fmt.Errorf("checkpoint of %s: catalog snapshot: %w", partition, err)
+			return fmt.Errorf("checkpoint of %s: catalog snapshot: %w; %s", partition, err, checkpoint.RebuildAdvice(partition, true))
 		}
 		restored, err := arrowschema.RestoreCatalog(c.opts, snap)
 		if err != nil {
-			return fmt.Errorf("checkpoint of %s: %w", partition, err)
+			return fmt.Errorf("checkpoint of %s: %w; %s", partition, err, checkpoint.RebuildAdvice(partition, true))
 		}
 		cat = restored
 	}

@@ -18,12 +18,13 @@ const (
 )
 
 type cli struct {
-	Config   kong.ConfigFlag `help:"YAML config file; its keys are the long flag names." type:"existingfile" env:"EXPORTER_CONFIG"`
-	Run      runCmd          `cmd:"" help:"Export CDC records to Parquet."`
-	Tables   tablesCmd       `cmd:"" help:"List the tables of a lake: schema versions, files, rows, last position."`
-	Schema   schemaCmd       `cmd:"" help:"Show a table's Arrow schema and its DDL history."`
-	Validate validateCmd     `cmd:"" help:"Check the configuration run would use (config file, EXPORTER_* environment, run flags) and report every problem at once, with its key, variable or flag."`
-	Views    viewsCmd        `cmd:"" help:"Print SQL creating a view per table over all its schema versions, and a current-state view per table."`
+	Config     kong.ConfigFlag `help:"YAML config file; its keys are the long flag names." type:"existingfile" env:"EXPORTER_CONFIG"`
+	Run        runCmd          `cmd:"" help:"Export CDC records to Parquet."`
+	Tables     tablesCmd       `cmd:"" help:"List the tables of a lake: schema versions, files, rows, last position."`
+	Schema     schemaCmd       `cmd:"" help:"Show a table's Arrow schema and its DDL history."`
+	Validate   validateCmd     `cmd:"" help:"Check the configuration run would use (config file, EXPORTER_* environment, run flags) and report every problem at once, with its key, variable or flag."`
+	Views      viewsCmd        `cmd:"" help:"Print SQL creating a view per table over all its schema versions, and a current-state view per table."`
+	Checkpoint checkpointCmd   `cmd:"" help:"Repair progress records: checkpoint rebuild."`
 }
 
 // sinkFlags select and configure the sink; every command that reads or

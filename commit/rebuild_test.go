@@ -1,0 +1,145 @@
+package commit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
+	"github.com/lakehouse-exporter/lakehouse-exporter/commit"
+)
+
+// lakeFiles lists the files exportRun wrote, with the offsets their
+// content names, as the lake's metadata tells them.
+func lakeFiles(st commit.Store) func(context.Context) ([]commit.FileRange, error) {
+	return func(ctx context.Context) ([]commit.FileRange, error) {
+		keys, err := st.List(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		var out []commit.FileRange
+		for _, k := range keys {
+			if strings.HasPrefix(k, "_checkpoints/") {
+				continue
+			}
+			data, err := st.Get(ctx, k)
+			if err != nil {
+				return nil, err
+			}
+			f := commit.FileRange{Key: k}
+			if _, err := fmt.Sscanf(string(data), "%d-%d", &f.FirstOffset, &f.LastOffset); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			out = append(out, f)
+		}
+		return out, nil
+	}
+}
+
+// TestRebuiltCheckpointAfterEveryCrashPointKeepsExactlyOnce kills a run
+// before each of its writes in turn, replaces the checkpoint by garbage,
+// rebuilds it from the files, and lets a run finish: every record must be
+// in storage exactly once. A rebuild that adopted every file its intents
+// name would skip records still buffered when the run died; one that
+// kept none would write the committed ones again.
+func TestRebuiltCheckpointAfterEveryCrashPointKeepsExactlyOnce(t *testing.T) {
+	clean := &crashStore{Store: newMemStore(), after: -1}
+	if err := exportRun(t, clean, &source{acked: -1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for crash := 0; crash <= clean.writes; crash++ {
+		st := newMemStore()
+		src := &source{acked: -1}
+		if err := exportRun(t, &crashStore{Store: st, after: crash}, src, nil); err != nil && !errors.Is(err, errCrashed) {
+			t.Fatalf("crash before write %d: %v", crash, err)
+		}
+		before, _, _ := checkpoint.LoadStored(context.Background(), st, "p")
+		st.put(checkpoint.Key("p"), []byte("\x00garbage"))
+		res, err := commit.Rebuild(context.Background(), commit.RebuildConfig{Store: st, Partition: "p", Force: true, Files: lakeFiles(st)})
+		if err != nil {
+			t.Fatalf("crash before write %d: rebuild: %v", crash, err)
+		}
+		if res.Corrupt == nil {
+			t.Errorf("crash before write %d: the garbage checkpoint was not reported corrupt", crash)
+		}
+		if res.After.Offset > before.Offset {
+			t.Errorf("crash before write %d: rebuilt offset %d past the lost checkpoint's %d", crash, res.After.Offset, before.Offset)
+		}
+		if err := exportRun(t, st, src, nil); err != nil {
+			t.Fatalf("crash before write %d: the run after the rebuild: %v", crash, err)
+		}
+		checkExactlyOnce(t, st, src)
+		if t.Failed() {
+			t.Fatalf("crash before write %d", crash)
+		}
+	}
+}
+
+// TestRebuildOfAFinishedRunGivesItsOffset: after a clean run the rebuilt
+// checkpoint has the original's offset, and the schema state the Schema
+// function gives.
+func TestRebuildOfAFinishedRunGivesItsOffset(t *testing.T) {
+	st := newMemStore()
+	if err := exportRun(t, st, &source{acked: -1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	st.put(checkpoint.Key("p"), []byte("{"))
+	marks := []checkpoint.VersionMark{{Table: "T", Version: 2, OpenedAtPos: "x"}}
+	var keptSeen int
+	res, err := commit.Rebuild(context.Background(), commit.RebuildConfig{Store: st, Partition: "p", Files: lakeFiles(st),
+		Schema: func(_ context.Context, kept []commit.FileRange) (json.RawMessage, []checkpoint.VersionMark, error) {
+			keptSeen = len(kept)
+			return json.RawMessage(`{"tables":[]}`), marks, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := checkpoint.Load(context.Background(), st, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Offset != lastOffset || res.After.Offset != lastOffset {
+		t.Errorf("rebuilt offset %d (reported %d), want %d", got.Offset, res.After.Offset, lastOffset)
+	}
+	if keptSeen != 5 || res.Files != 5 {
+		t.Errorf("Schema saw %d files, result says %d; want the 5 files", keptSeen, res.Files)
+	}
+	if string(got.Catalog) != `{"tables":[]}` || len(got.WrittenVersions) != 1 || got.WrittenVersions[0] != marks[0] {
+		t.Errorf("rebuilt checkpoint carries %s and %v", got.Catalog, got.WrittenVersions)
+	}
+}
+
+// TestRebuildRefusesWhatMayBeLive: a readable checkpoint and pending
+// intents are refused without Force, and a checkpoint written while the
+// rebuild runs fences it.
+func TestRebuildRefusesWhatMayBeLive(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	if err := exportRun(t, st, &source{acked: -1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := commit.Rebuild(ctx, commit.RebuildConfig{Store: st, Partition: "p", Files: lakeFiles(st)})
+	if err == nil || !strings.Contains(err.Error(), "is readable") || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("readable checkpoint: %v", err)
+	}
+	st.put(checkpoint.Key("p"), []byte("garbage"))
+	if _, err := checkpoint.WriteIntent(ctx, st, "p", 10, []string{"T/part-p-10.parquet"}, "other"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = commit.Rebuild(ctx, commit.RebuildConfig{Store: st, Partition: "p", Files: lakeFiles(st)})
+	if err == nil || !strings.Contains(err.Error(), "pending intents") || !strings.Contains(err.Error(), "other") {
+		t.Errorf("pending intent: %v", err)
+	}
+	files := lakeFiles(st)
+	_, err = commit.Rebuild(ctx, commit.RebuildConfig{Store: st, Partition: "p", Force: true,
+		Files: func(ctx context.Context) ([]commit.FileRange, error) {
+			st.put(checkpoint.Key("p"), []byte("written meanwhile"))
+			return files(ctx)
+		}})
+	if !errors.Is(err, checkpoint.ErrFenced) {
+		t.Errorf("checkpoint written during the rebuild: %v, want ErrFenced", err)
+	}
+}
