@@ -130,7 +130,7 @@ EOF
 }
 
 kafka_stop() {
-  if [ -n "${KAFKA_PID:-}" ]; then kill "$KAFKA_PID" 2>/dev/null; wait "$KAFKA_PID" 2>/dev/null; fi
+  if [ -n "${KAFKA_PID:-}" ]; then kill "$KAFKA_PID" 2>/dev/null; wait "$KAFKA_PID" 2>/dev/null || true; fi
   if [ -n "${KAFKA_DATA:-}" ]; then rm -rf "$KAFKA_DATA"; fi
   unset KAFKA_PID KAFKA_DATA
 }
