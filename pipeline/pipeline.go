@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -147,6 +148,28 @@ type Summary struct {
 	// encoded files waiting for upload.
 	PeakHeldBytes int64
 	Elapsed       time.Duration
+	// Ended reports whether the source ended: every file read to its end,
+	// a Kafka drain (Once) to its watermarks. A run stopped before (a
+	// signal, the reject limit, an error) has not; a continuous Kafka
+	// source never does.
+	Ended bool
+	// Positions is where each partition the run owned at its end stands,
+	// by name: after a stop, the next run goes on after Checkpointed.
+	Positions []Position
+	// BytesRead and BytesTotal are the input bytes read and the input's
+	// size, for file sources (BytesTotal is 0 for stdin; both 0 for Kafka).
+	BytesRead, BytesTotal int64
+}
+
+// Position is where a source partition stands at the end of a run.
+type Position struct {
+	Partition string
+	// LastRead is the offset (for files, the line) of the last record
+	// this run read, -1 if none.
+	LastRead int64
+	// Checkpointed is the last durable offset, -1 if none: a rerun
+	// starts after it.
+	Checkpointed int64
 }
 
 // ErrTooManyRejects is wrapped by Run's error when MaxRejects is exceeded.
@@ -182,6 +205,8 @@ type runner struct {
 	// before the first).
 	lastCommit time.Time
 	sawEOF     bool // the source ended: every file was read to its end
+	// taken are the partitions the run took, in order, perhaps twice.
+	taken []string
 }
 
 // Run consumes the source to its end, writing every accepted row change to
@@ -283,8 +308,30 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			err = errors.Join(err, ferr)
 		}
 	}
+	// The uploads still queued after a failure end before the summary is
+	// taken: counted after it, they added their rows to the summary's
+	// map but not their files to its count.
+	r.up.close()
 	r.sum.Elapsed = cfg.Now().Sub(start)
 	r.sum.PeakHeldBytes = r.budget.peak
 	r.sum.Tables = cats.tables()
+	r.sum.Ended = r.sawEOF
+	r.sum.Positions = r.positions()
+	if pr, ok := cfg.Source.(progressReporter); ok {
+		r.sum.BytesRead, r.sum.BytesTotal = pr.Progress()
+	}
 	return r.sum, err
+}
+
+// positions lists where the partitions the run still owns stand.
+func (r *runner) positions() []Position {
+	names := slices.Clone(r.taken)
+	slices.Sort(names)
+	var out []Position
+	for _, name := range slices.Compact(names) {
+		if ps := r.commits.Partition(name); ps != nil {
+			out = append(out, Position{Partition: name, LastRead: ps.LastRead(), Checkpointed: ps.Offset()})
+		}
+	}
+	return out
 }
