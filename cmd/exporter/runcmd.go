@@ -117,11 +117,16 @@ func stopPosition(sum pipeline.Summary) []any {
 			args = append(args, "bytes_total", sum.BytesTotal)
 		}
 	}
-	for _, p := range sum.Positions {
-		args = append(args, slog.Group("partition",
-			"name", p.Partition, "last_read", p.LastRead, "checkpointed", p.Checkpointed))
+	type position struct {
+		Name         string `json:"name"`
+		LastRead     int64  `json:"last_read"`
+		Checkpointed int64  `json:"checkpointed"`
 	}
-	return args
+	var ps []position
+	for _, p := range sum.Positions {
+		ps = append(ps, position{p.Partition, p.LastRead, p.Checkpointed})
+	}
+	return append(args, "partitions", ps)
 }
 
 // drain runs the pipeline once over a freshly opened source. Shutdown on
@@ -147,6 +152,12 @@ func (r *runCmd) drain(ctx context.Context, cfg pipeline.Config, openSrc func(on
 	printSummary(stdout, sum, ends)
 	if err != nil {
 		logger.Error("export failed", append([]any{"error", err, "input_finished", sum.Ended}, stopPosition(sum)...)...)
+		if ends && !sum.Ended && errors.Is(err, pipeline.ErrTooManyRejects) {
+			// The reject limit stops a run as a signal does: what was
+			// read is durable, its rejects included, which a rerun skips
+			// and does not count again.
+			return fmt.Errorf("%w; the run stopped before the end of the input after %d records: what was read is written and checkpointed, and the same command run again goes on from there", err, sum.Records)
+		}
 		return err
 	}
 	if ends && !sum.Ended {
