@@ -32,7 +32,7 @@ func testKafkaOnceFromTheCommandLine(t *testing.T, b kafkatest.Broker) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(out, "records read:   "+strconv.Itoa(len(lines))+"\n") || !strings.Contains(out, "rejected:       0") {
+	if !strings.Contains(out, "records read:   "+strconv.Itoa(len(lines))+"\ninput:          read to its end\n") || !strings.Contains(out, "rejected:       0") {
 		t.Errorf("summary does not show all %d records read:\n%s", len(lines), out)
 	}
 	files, _ := filepath.Glob(filepath.Join(sink, "*", "*", "*", "*.parquet"))
@@ -89,5 +89,40 @@ func waitUntil(t *testing.T, cond func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestKafkaContinuousStopExitsZero: a continuous Kafka export (no --once)
+// has no end of input; a SIGTERM is how it is meant to stop, so it exits
+// 0 and says it finished, with no "not finished" in its summary.
+func TestKafkaContinuousStopExitsZero(t *testing.T) {
+	kafkatest.Each(t, testKafkaContinuousStopExitsZero)
+}
+
+func testKafkaContinuousStopExitsZero(t *testing.T, b kafkatest.Broker) {
+	tp := b.Topic(t, 2)
+	var lines [][]byte
+	gen.Write(io.Discard, gen.Options{Records: 500, Tables: 2, Seed: 4, Lines: &lines})
+	kafkatest.Produce(t, tp.Addrs, tp.Name, lines, kafkatest.TableKey)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncbuf.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runContext(ctx, []string{"run", "--source", "kafka://" + tp.Addrs[0] + "/" + tp.Name + "?group=" + tp.Group("cont"),
+			"--sink", "file://" + t.TempDir(), "--log-format", "json", "--log-level", "info", "--progress-every", "20ms"},
+			strings.NewReader(""), &out, &errb)
+	}()
+	waitUntil(t, func() bool { return strings.Contains(errb.String(), `"records_read":`+strconv.Itoa(len(lines))+",") })
+	cancel()
+	code := <-done
+	if code != exitOK {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitOK, out.String(), errb.String())
+	}
+	if strings.Contains(out.String(), "input:") || !strings.Contains(out.String(), "records read:   "+strconv.Itoa(len(lines))+"\n") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+	if !strings.Contains(errb.String(), `"msg":"export finished"`) || strings.Contains(errb.String(), "stopped before the end") {
+		t.Errorf("log:\n%s", errb.String())
 	}
 }
