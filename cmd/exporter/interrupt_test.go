@@ -198,3 +198,21 @@ func TestRejectLimitStopsBeforeTheEndAndARerunFinishes(t *testing.T) {
 		t.Errorf("lake holds %d rows (%d distinct), want %d each", rows, distinct, records)
 	}
 }
+
+// TestScheduledDrainStoppedBeforeItsEndExitsInterrupted: a stop that
+// comes during a --schedule drain, before its input's end, exits 3 and
+// says the next start finishes it.
+func TestScheduledDrainStoppedBeforeItsEndExitsInterrupted(t *testing.T) {
+	data := genInput(t, 3000)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in := &stopAfter{data: data, n: len(data) / 2, cancel: cancel}
+	var out, errb bytes.Buffer
+	code := runContext(ctx, []string{"run", "--source", "stdin:s", "--sink", "file://" + t.TempDir(), "--schedule", "*/1 * * * * *"}, in, &out, &errb)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitInterrupted, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "input:          NOT FINISHED") || !strings.Contains(errb.String(), "the next start finishes it") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	}
+}
