@@ -172,6 +172,10 @@ type Position struct {
 	Checkpointed int64
 }
 
+// ErrReadInput is wrapped by Run's error when the source fails; what
+// was read before is written and checkpointed.
+var ErrReadInput = errors.New("read input")
+
 // ErrTooManyRejects is wrapped by Run's error when MaxRejects is exceeded.
 var ErrTooManyRejects = errors.New("too many rejected records")
 
@@ -299,10 +303,13 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	stopProgress := r.read.start(ctx, cfg.Source)
 	err = r.loop(ctx, sd.ctx)
 	stopProgress()
-	if err == nil || errors.Is(err, ErrTooManyRejects) || errors.Is(err, context.Canceled) {
-		// Everything accepted so far is written even when the reject limit
-		// or a signal stops the run: good data never waits for bad, and a
-		// shutdown flushes before it exits.
+	if err == nil || errors.Is(err, ErrTooManyRejects) || errors.Is(err, context.Canceled) || errors.Is(err, ErrReadInput) {
+		// Everything accepted so far is written even when the reject limit,
+		// a signal or a failing input stops the run: good data never waits
+		// for bad, a shutdown flushes before it exits, and what was read
+		// before the input failed is whole, so the next run goes on after
+		// it. (A failing store or checkpoint is not: committing would fail
+		// the same way, or, fenced, must not happen.)
 		sd.begin()
 		if ferr := r.finish(sd.ctx); ferr != nil {
 			err = errors.Join(err, ferr)

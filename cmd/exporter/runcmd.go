@@ -152,10 +152,10 @@ func (r *runCmd) drain(ctx context.Context, cfg pipeline.Config, openSrc func(on
 	printSummary(stdout, sum, ends)
 	if err != nil {
 		logger.Error("export failed", append([]any{"error", err, "input_finished", sum.Ended}, stopPosition(sum)...)...)
-		if ends && !sum.Ended && errors.Is(err, pipeline.ErrTooManyRejects) {
-			// The reject limit stops a run as a signal does: what was
-			// read is durable, its rejects included, which a rerun skips
-			// and does not count again.
+		if ends && !sum.Ended && (errors.Is(err, pipeline.ErrTooManyRejects) || errors.Is(err, pipeline.ErrReadInput)) {
+			// The reject limit and a failing input stop a run as a signal
+			// does: what was read is durable, its rejects included, which
+			// a rerun skips and does not count again.
 			return fmt.Errorf("%w; the run stopped before the end of the input after %d records: what was read is written and checkpointed, and the same command run again goes on from there", err, sum.Records)
 		}
 		return err
