@@ -79,7 +79,7 @@ func (r *runner) step(st *loopState, m *source.Message, err error, rec *cdc.Reco
 		if st.stopCtx.Err() != nil {
 			return true, nil // a requested stop; finish commits what was read
 		}
-		return true, fmt.Errorf("read input: %w", err)
+		return true, fmt.Errorf("%w: %w", ErrReadInput, err)
 	}
 	if m.Control != nil {
 		return false, r.control(ctx, m.Control)

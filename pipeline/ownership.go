@@ -110,6 +110,7 @@ func (r *runner) partition(ctx context.Context, name string) (*commit.Partition,
 // adopt records a partition taken with checkpoint cp, and its catalog.
 func (r *runner) adopt(name string, cp *checkpoint.Handle) (*commit.Partition, error) {
 	ps := r.commits.Adopt(name, cp)
+	r.taken = append(r.taken, name)
 	if r.cats.perPartition {
 		if err := r.cats.restore(name, ps.Catalog()); err != nil {
 			return nil, err

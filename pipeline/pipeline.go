@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -147,7 +148,33 @@ type Summary struct {
 	// encoded files waiting for upload.
 	PeakHeldBytes int64
 	Elapsed       time.Duration
+	// Ended reports whether the source ended: every file read to its end,
+	// a Kafka drain (Once) to its watermarks. A run stopped before (a
+	// signal, the reject limit, an error) has not; a continuous Kafka
+	// source never does.
+	Ended bool
+	// Positions is where each partition the run owned at its end stands,
+	// by name: after a stop, the next run goes on after Checkpointed.
+	Positions []Position
+	// BytesRead and BytesTotal are the input bytes read and the input's
+	// size, for file sources (BytesTotal is 0 for stdin; both 0 for Kafka).
+	BytesRead, BytesTotal int64
 }
+
+// Position is where a source partition stands at the end of a run.
+type Position struct {
+	Partition string
+	// LastRead is the offset (for files, the line) of the last record
+	// this run read, -1 if none.
+	LastRead int64
+	// Checkpointed is the last durable offset, -1 if none: a rerun
+	// starts after it.
+	Checkpointed int64
+}
+
+// ErrReadInput is wrapped by Run's error when the source fails; what
+// was read before is written and checkpointed.
+var ErrReadInput = errors.New("read input")
 
 // ErrTooManyRejects is wrapped by Run's error when MaxRejects is exceeded.
 var ErrTooManyRejects = errors.New("too many rejected records")
@@ -182,6 +209,8 @@ type runner struct {
 	// before the first).
 	lastCommit time.Time
 	sawEOF     bool // the source ended: every file was read to its end
+	// taken are the partitions the run took, in order, perhaps twice.
+	taken []string
 }
 
 // Run consumes the source to its end, writing every accepted row change to
@@ -274,17 +303,42 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	stopProgress := r.read.start(ctx, cfg.Source)
 	err = r.loop(ctx, sd.ctx)
 	stopProgress()
-	if err == nil || errors.Is(err, ErrTooManyRejects) || errors.Is(err, context.Canceled) {
-		// Everything accepted so far is written even when the reject limit
-		// or a signal stops the run: good data never waits for bad, and a
-		// shutdown flushes before it exits.
+	if err == nil || errors.Is(err, ErrTooManyRejects) || errors.Is(err, context.Canceled) || errors.Is(err, ErrReadInput) {
+		// Everything accepted so far is written even when the reject limit,
+		// a signal or a failing input stops the run: good data never waits
+		// for bad, a shutdown flushes before it exits, and what was read
+		// before the input failed is whole, so the next run goes on after
+		// it. (A failing store or checkpoint is not: committing would fail
+		// the same way, or, fenced, must not happen.)
 		sd.begin()
 		if ferr := r.finish(sd.ctx); ferr != nil {
 			err = errors.Join(err, ferr)
 		}
 	}
+	// The uploads still queued after a failure end before the summary is
+	// taken: counted after it, they added their rows to the summary's
+	// map but not their files to its count.
+	r.up.close()
 	r.sum.Elapsed = cfg.Now().Sub(start)
 	r.sum.PeakHeldBytes = r.budget.peak
 	r.sum.Tables = cats.tables()
+	r.sum.Ended = r.sawEOF
+	r.sum.Positions = r.positions()
+	if pr, ok := cfg.Source.(progressReporter); ok {
+		r.sum.BytesRead, r.sum.BytesTotal = pr.Progress()
+	}
 	return r.sum, err
+}
+
+// positions lists where the partitions the run still owns stand.
+func (r *runner) positions() []Position {
+	names := slices.Clone(r.taken)
+	slices.Sort(names)
+	var out []Position
+	for _, name := range slices.Compact(names) {
+		if ps := r.commits.Partition(name); ps != nil {
+			out = append(out, Position{Partition: name, LastRead: ps.LastRead(), Checkpointed: ps.Offset()})
+		}
+	}
+	return out
 }

@@ -15,6 +15,10 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	// exitInterrupted: a run whose source ends (files, stdin, a Kafka
+	// --once drain) was stopped by a signal before that end; what it read
+	// is durable, and running it again finishes the work exactly.
+	exitInterrupted = 3
 )
 
 type cli struct {

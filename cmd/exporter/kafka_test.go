@@ -15,6 +15,21 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/syncbuf"
 )
 
+// produceGenerated writes a generated stream to a new topic of two
+// partitions, keyed by table, and returns the --source that reads it
+// with the consumer group named group, and the lines.
+func produceGenerated(t *testing.T, b kafkatest.Broker, group string, o gen.Options) (string, [][]byte) {
+	t.Helper()
+	tp := b.Topic(t, 2)
+	var lines [][]byte
+	o.Lines = &lines
+	if _, err := gen.Write(io.Discard, o); err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Produce(t, tp.Addrs, tp.Name, lines, kafkatest.TableKey)
+	return "kafka://" + tp.Addrs[0] + "/" + tp.Name + "?group=" + tp.Group(group), lines
+}
+
 // TestKafkaOnceFromTheCommandLine: --once exits 0 with everything up to
 // the start watermark written; a second --once writes nothing.
 func TestKafkaOnceFromTheCommandLine(t *testing.T) {
@@ -22,17 +37,14 @@ func TestKafkaOnceFromTheCommandLine(t *testing.T) {
 }
 
 func testKafkaOnceFromTheCommandLine(t *testing.T, b kafkatest.Broker) {
-	tp := b.Topic(t, 2)
-	var lines [][]byte
-	gen.Write(io.Discard, gen.Options{Records: 2000, Tables: 3, Seed: 3, Lines: &lines})
-	kafkatest.Produce(t, tp.Addrs, tp.Name, lines, kafkatest.TableKey)
+	source, lines := produceGenerated(t, b, "cli", gen.Options{Records: 2000, Tables: 3, Seed: 3})
 	sink := t.TempDir()
-	args := []string{"run", "--source", "kafka://" + tp.Addrs[0] + "/" + tp.Name + "?group=" + tp.Group("cli"), "--sink", "file://" + sink, "--once"}
+	args := []string{"run", "--source", source, "--sink", "file://" + sink, "--once"}
 	code, out, stderr := runExporter(t, nil, args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(out, "records read:   "+strconv.Itoa(len(lines))+"\n") || !strings.Contains(out, "rejected:       0") {
+	if !strings.Contains(out, "records read:   "+strconv.Itoa(len(lines))+"\ninput:          read to its end\n") || !strings.Contains(out, "rejected:       0") {
 		t.Errorf("summary does not show all %d records read:\n%s", len(lines), out)
 	}
 	files, _ := filepath.Glob(filepath.Join(sink, "*", "*", "*", "*.parquet"))
@@ -89,5 +101,37 @@ func waitUntil(t *testing.T, cond func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestKafkaContinuousStopExitsZero: a continuous Kafka export (no --once)
+// has no end of input; a SIGTERM is how it is meant to stop, so it exits
+// 0 and says it finished, with no "not finished" in its summary.
+func TestKafkaContinuousStopExitsZero(t *testing.T) {
+	kafkatest.Each(t, testKafkaContinuousStopExitsZero)
+}
+
+func testKafkaContinuousStopExitsZero(t *testing.T, b kafkatest.Broker) {
+	source, lines := produceGenerated(t, b, "cont", gen.Options{Records: 500, Tables: 2, Seed: 4})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncbuf.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runContext(ctx, []string{"run", "--source", source,
+			"--sink", "file://" + t.TempDir(), "--log-format", "json", "--log-level", "info", "--progress-every", "20ms"},
+			strings.NewReader(""), &out, &errb)
+	}()
+	waitUntil(t, func() bool { return strings.Contains(errb.String(), `"records_read":`+strconv.Itoa(len(lines))+",") })
+	cancel()
+	code := <-done
+	if code != exitOK {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitOK, out.String(), errb.String())
+	}
+	if strings.Contains(out.String(), "input:") || !strings.Contains(out.String(), "records read:   "+strconv.Itoa(len(lines))+"\n") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+	if !strings.Contains(errb.String(), `"msg":"export finished"`) || strings.Contains(errb.String(), "stopped before the end") {
+		t.Errorf("log:\n%s", errb.String())
 	}
 }

@@ -33,8 +33,26 @@ func newLogger(w io.Writer, format, level string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
-func printSummary(w io.Writer, s pipeline.Summary) {
+// printSummary prints the run's summary; ends tells whether its source
+// ends (files, a Kafka drain), for which a stop before that end is said,
+// with where each partition stands.
+func printSummary(w io.Writer, s pipeline.Summary, ends bool) {
 	fmt.Fprintf(w, "records read:   %d\n", s.Records)
+	if ends {
+		state := "read to its end"
+		if !s.Ended {
+			state = "NOT FINISHED: stopped before its end; run again to finish"
+		}
+		if s.BytesTotal > 0 {
+			state += fmt.Sprintf(" (%d of %d bytes read)", s.BytesRead, s.BytesTotal)
+		}
+		fmt.Fprintf(w, "input:          %s\n", state)
+		if !s.Ended {
+			for _, p := range s.Positions {
+				fmt.Fprintf(w, "position:       %-30s last read %d, checkpointed %d\n", termSafe(p.Partition, false), p.LastRead, p.Checkpointed)
+			}
+		}
+	}
 	if s.Skipped > 0 {
 		fmt.Fprintf(w, "already durable (skipped): %d\n", s.Skipped)
 	}

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"sync/atomic"
 	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
@@ -92,9 +94,39 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 	}
 	if err := r.drain(ctx, cfg, openSrc, r.Once, logger, stdout); err != nil {
 		printErr(stderr, "exporter:", err)
+		if errors.Is(err, errStoppedEarly) {
+			return exitInterrupted
+		}
 		return exitFailure
 	}
 	return exitOK
+}
+
+// errStoppedEarly is drain's error when a stop came before the end of a
+// source that ends.
+var errStoppedEarly = errors.New("stopped before the end of the input")
+
+// stopPosition tells where a run stopped: the records read, the input
+// bytes read of its size (files), and each partition's last offset read
+// and checkpointed (files: lines).
+func stopPosition(sum pipeline.Summary) []any {
+	args := []any{"records_read", sum.Records}
+	if sum.BytesRead > 0 || sum.BytesTotal > 0 {
+		args = append(args, "bytes_read", sum.BytesRead)
+		if sum.BytesTotal > 0 {
+			args = append(args, "bytes_total", sum.BytesTotal)
+		}
+	}
+	type position struct {
+		Name         string `json:"name"`
+		LastRead     int64  `json:"last_read"`
+		Checkpointed int64  `json:"checkpointed"`
+	}
+	var ps []position
+	for _, p := range sum.Positions {
+		ps = append(ps, position{p.Partition, p.LastRead, p.Checkpointed})
+	}
+	return append(args, "partitions", ps)
 }
 
 // drain runs the pipeline once over a freshly opened source. Shutdown on
@@ -113,10 +145,25 @@ func (r *runCmd) drain(ctx context.Context, cfg pipeline.Config, openSrc func(on
 	}
 	logger.Info("export starting", "source", redactSource(r.Source), "sink", cfg.Store.String(), "format", r.Format, "once", once)
 	sum, err := pipeline.Run(ctx, cfg)
-	printSummary(stdout, sum)
+	// A file source always ends; Kafka only in a drain, and a continuous
+	// one is stopped by a signal as its normal end.
+	_, files := src.(*source.Files)
+	ends := once || files
+	printSummary(stdout, sum, ends)
 	if err != nil {
-		logger.Error("export failed", "error", err)
+		logger.Error("export failed", append([]any{"error", err, "input_finished", sum.Ended}, stopPosition(sum)...)...)
+		if ends && !sum.Ended && (errors.Is(err, pipeline.ErrTooManyRejects) || errors.Is(err, pipeline.ErrReadInput)) {
+			// The reject limit and a failing input stop a run as a signal
+			// does: what was read is durable, its rejects included, which
+			// a rerun skips and does not count again.
+			return fmt.Errorf("%w; the run stopped before the end of the input after %d records: what was read is written and checkpointed, and the same command run again goes on from there", err, sum.Records)
+		}
 		return err
+	}
+	if ends && !sum.Ended {
+		logger.Warn("export stopped before the end of the input: what was read is written and checkpointed; run the same command again to finish",
+			stopPosition(sum)...)
+		return fmt.Errorf("%w after %d records (see the summary and the log for each partition's position); what was read is written and checkpointed: run the same command again to finish", errStoppedEarly, sum.Records)
 	}
 	logger.Info("export finished", "records", sum.Records, "rejected", sum.Rejected, "files", sum.Files, "seconds", sum.Elapsed.Seconds())
 	return nil
@@ -137,11 +184,16 @@ func (r *runCmd) scheduled(ctx context.Context, cfg pipeline.Config, openSrc fun
 		return exitUsage
 	}
 	c := cron.New(cron.WithLocation(loc), cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
+	var cutShort atomic.Bool // the stop came during a drain
 	c.Schedule(sched, cron.FuncJob(func() {
 		if ctx.Err() != nil {
 			return
 		}
-		if err := r.drain(ctx, cfg, openSrc, true, logger, stdout); err != nil {
+		err := r.drain(ctx, cfg, openSrc, true, logger, stdout)
+		switch {
+		case errors.Is(err, errStoppedEarly):
+			cutShort.Store(true) // drain logged where it stopped
+		case err != nil:
 			logger.Error("scheduled drain failed; the next tick tries again", "error", err)
 		}
 	}))
@@ -149,5 +201,9 @@ func (r *runCmd) scheduled(ctx context.Context, cfg pipeline.Config, openSrc fun
 	c.Start()
 	<-ctx.Done()
 	<-c.Stop().Done() // let a running drain finish its shutdown
+	if cutShort.Load() {
+		printErr(stderr, "exporter: the stop came during a drain, before the end of its input; what was read is written and checkpointed: the next start finishes it")
+		return exitInterrupted
+	}
 	return exitOK
 }
