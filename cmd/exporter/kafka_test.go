@@ -82,8 +82,12 @@ func TestScheduleRunsDrainsOnTicks(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != 0 {
-			t.Errorf("exit %d: %s", code, errb.String())
+		// The stop lands between two drains (exit 0) or, when a tick has
+		// just started one, inside it (exit 3, and the summary says so):
+		// both are the contract, and which one happens is the clock's.
+		midDrain := strings.Contains(out.String(), "NOT FINISHED")
+		if !(code == 0 && !midDrain) && !(code == 3 && midDrain) {
+			t.Errorf("exit %d (summary says not finished: %v): %s", code, midDrain, errb.String())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the scheduled run did not stop")
