@@ -91,7 +91,10 @@ func waitPartitions(t testing.TB, addrs []string, topic string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		res, err := admin(addrs).Metadata(context.Background(), &kafka.MetadataRequest{Topics: []string{topic}})
+		// All topics, none named: a metadata request that names a topic
+		// the broker does not have creates it where auto-creation is on
+		// (Apache Kafka's default), which would bring a deleted topic back.
+		res, err := admin(addrs).Metadata(context.Background(), &kafka.MetadataRequest{})
 		got := 0
 		if err == nil {
 			for _, tp := range res.Topics {
