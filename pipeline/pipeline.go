@@ -6,6 +6,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/commit"
 	"github.com/lakehouse-exporter/lakehouse-exporter/parquetenc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
@@ -117,6 +119,10 @@ type Config struct {
 	// InferColumns lets Qlik data messages of a table without a metadata
 	// message define its columns (all text) and add new ones.
 	InferColumns bool
+	// Catalog, when set, publishes every commit round to Iceberg tables
+	// through this catalog (package tables), with the tables' field IDs
+	// in the data files; nil writes the files alone.
+	Catalog *tables.Config
 	// ProgressEvery logs progress at this interval; 0 turns it off.
 	ProgressEvery time.Duration
 	Logger        *slog.Logger
@@ -243,6 +249,20 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if a, ok := cfg.Source.(acker); ok {
 		ccfg.Ack = a.Ack
 	}
+	ccfg.Run = commit.NewRunID()
+	var ice *icebergTables
+	if cfg.Catalog != nil {
+		pub, err := tables.Open(ctx, *cfg.Catalog, cfg.Logger)
+		if err != nil {
+			return Summary{}, fmt.Errorf("open the Iceberg catalog: %w", err)
+		}
+		defer pub.Close()
+		// Table preparation outlives a cancelled run: a shutdown still
+		// flushes, and its files need their tables.
+		ice = newIcebergTables(context.WithoutCancel(ctx), pub, ccfg.Run, cfg.Store.String(), cfg.Logger)
+		ccfg.Publisher = ice
+		cfg.Writer.FileSchema = ice.fileSchema
+	}
 	commits := commit.New(ccfg)
 	cfg.Writer.Run = commits.Run()
 	w, err := writer.New(cfg.Writer)
@@ -260,6 +280,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	start := cfg.Now()
 	r.lastCommit = start
 	r.up = newUploader(ctx, cfg.Store, commits, cfg.UploadWorkers, cfg.UploadQueueBytes, r.log, &r.sum, cfg.Observer)
+	if ice != nil {
+		r.up.noteFile = ice.noteFile
+	}
 	defer r.up.close() // on every path: no upload goroutine outlives Run
 	r.budget = newBudget(cfg.MaxBufferBytes, mem, r.up, w, r.log)
 

@@ -1,0 +1,112 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
+	"github.com/lakehouse-exporter/lakehouse-exporter/commit"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
+	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
+)
+
+// icebergTables publishes each commit round's data files to Iceberg
+// tables (commit.Publisher). The writer asks it for a version's file
+// schema before the version's first file (fileSchema), which creates or
+// evolves the table, so that every file carries the table's field IDs;
+// the uploader hands it each file's footer (noteFile) from the encoded
+// bytes in memory, whose statistics become the data file's metrics.
+type icebergTables struct {
+	pub  *tables.Publisher
+	run  string
+	base string // the sink's URI, before every file's key
+	ctx  context.Context
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	footers map[string]*metadata.FileMetaData // by key, until published
+}
+
+func newIcebergTables(ctx context.Context, pub *tables.Publisher, run, base string, log *slog.Logger) *icebergTables {
+	return &icebergTables{pub: pub, run: run, base: base, ctx: ctx, log: log, footers: map[string]*metadata.FileMetaData{}}
+}
+
+// fileSchema is writer.Config.FileSchema: the version's schema with the
+// Iceberg field IDs of its table.
+func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error) {
+	p, err := t.pub.PrepareVersion(t.ctx, tables.TableVersion{Table: v.Table, Version: v.Number, Schema: v.Schema})
+	if err != nil {
+		return nil, fmt.Errorf("prepare the Iceberg table: %w", err)
+	}
+	return p.Schema, nil
+}
+
+// noteFile keeps an encoded file's footer until its round is published.
+func (t *icebergTables) noteFile(f *writer.File) error {
+	md, err := footerOf(f.Data)
+	if err != nil {
+		return fmt.Errorf("file %s: %w", f.Key, err)
+	}
+	t.mu.Lock()
+	t.footers[f.Key] = md
+	t.mu.Unlock()
+	return nil
+}
+
+// footerOf parses the footer at the end of a Parquet file's bytes.
+func footerOf(data []byte) (*metadata.FileMetaData, error) {
+	const tail = 8 // footer length, then "PAR1"
+	if len(data) < tail+4 || string(data[len(data)-4:]) != "PAR1" {
+		return nil, fmt.Errorf("not a Parquet file (%d bytes): no footer to take its statistics from", len(data))
+	}
+	n := int(binary.LittleEndian.Uint32(data[len(data)-tail:]))
+	if n <= 0 || n > len(data)-tail-4 {
+		return nil, fmt.Errorf("parquet footer length %d does not fit the file's %d bytes", n, len(data))
+	}
+	md, err := metadata.NewFileMetaData(data[len(data)-tail-n:len(data)-tail], nil)
+	if err != nil {
+		return nil, fmt.Errorf("parse the parquet footer: %w", err)
+	}
+	return md, nil
+}
+
+// Publish commits the round's data files, one snapshot per table.
+func (t *icebergTables) Publish(ctx context.Context, r commit.Round) error {
+	round := tables.Round{RunID: t.run, RoundID: r.ID}
+	t.mu.Lock()
+	for _, f := range r.Files {
+		if f.Table == "" {
+			continue // dead letters
+		}
+		md := t.footers[f.Key]
+		if md == nil {
+			t.mu.Unlock()
+			return fmt.Errorf("file %s has no footer kept for it; it cannot be published", f.Key)
+		}
+		round.Files = append(round.Files, tables.DataFile{Table: f.Table, Version: f.Version,
+			Location: t.base + "/" + f.Key, SizeBytes: f.Bytes, Footer: md,
+			SourcePartition: f.Partition, FirstOffset: f.FirstOffset, LastOffset: f.LastOffset})
+	}
+	t.mu.Unlock()
+	if len(round.Files) == 0 {
+		return nil
+	}
+	committed, err := t.pub.Publish(ctx, round)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	for _, f := range round.Files {
+		delete(t.footers, f.Location[len(t.base)+1:])
+	}
+	t.mu.Unlock()
+	for _, c := range committed {
+		t.log.Info("iceberg table committed", "table", c.Table, "snapshot", c.SnapshotID, "files", c.Files, "round", r.ID, "already", c.Already)
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package pipeline_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
+)
+
+// TestSampleStreamToIcebergTables exports the sample stream (a DDL in the
+// middle of each table) with an Iceberg catalog, reads every table back
+// through the catalog with iceberg-go's scan, and exports the same input
+// again: the second run adds no snapshot and no row.
+func TestSampleStreamToIcebergTables(t *testing.T) {
+	catalogs := map[string]func(dir string) tables.Config{
+		"sql-sqlite": func(dir string) tables.Config {
+			return tables.Config{Kind: tables.SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "lake", "_iceberg")}
+		},
+		"hadoop": func(dir string) tables.Config {
+			return tables.Config{Kind: tables.Hadoop, Warehouse: "file://" + filepath.Join(dir, "lake", "_iceberg")}
+		},
+	}
+	if dsn := os.Getenv("EXPORTER_TEST_POSTGRES_DSN"); dsn != "" {
+		catalogs["sql-postgres"] = func(dir string) tables.Config {
+			// A catalog name of its own: the database outlives the test.
+			return tables.Config{Kind: tables.SQL, Name: "p" + strconv.FormatInt(time.Now().UnixNano(), 36),
+				URI: dsn, Warehouse: "file://" + filepath.Join(dir, "lake", "_iceberg")}
+		}
+	}
+	for name, mk := range catalogs {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			lake := filepath.Join(dir, "lake")
+			cfg := mk(dir)
+			withCatalog := func(c *pipeline.Config) { c.Catalog = &cfg }
+			if _, err := export(t, lake, withCatalog, samplePath); err != nil {
+				t.Fatal(err)
+			}
+			checkSampleLake(t, lake) // the files are where and what they were without a catalog
+
+			first := readTables(t, cfg, lake)
+			for _, tc := range []struct {
+				table    string
+				has, not string // a column the current schema has, and one it has not
+			}{
+				{"SALES.ORDERS", "CUSTOMER_TIER", ""},
+				{"HR.EMPLOYEES", "SALARY", "ACTIVE"},
+			} {
+				got := first[tc.table]
+				if got.snapshots == 0 {
+					t.Fatalf("%s: no snapshot", tc.table)
+				}
+				if got.rows != got.globRows {
+					t.Errorf("%s: the Iceberg scan reads %d rows, the files hold %d", tc.table, got.rows, got.globRows)
+				}
+				if !got.columns[tc.has] {
+					t.Errorf("%s: the current schema lacks %s: %v", tc.table, tc.has, got.columns)
+				}
+				if tc.not != "" && got.columns[tc.not] {
+					t.Errorf("%s: the current schema still has %s, dropped by the DDL: %v", tc.table, tc.not, got.columns)
+				}
+				if got.filesWithoutIDs > 0 {
+					t.Errorf("%s: %d data files without Iceberg field IDs", tc.table, got.filesWithoutIDs)
+				}
+			}
+
+			if _, err := export(t, lake, withCatalog, samplePath); err != nil {
+				t.Fatal(err)
+			}
+			again := readTables(t, cfg, lake)
+			for tbl, got := range again {
+				if got.snapshots != first[tbl].snapshots || got.rows != first[tbl].rows {
+					t.Errorf("%s after the same input again: %d snapshots, %d rows; want %d and %d", tbl,
+						got.snapshots, got.rows, first[tbl].snapshots, first[tbl].rows)
+				}
+			}
+		})
+	}
+}
+
+// tableRead is what readTables found of one table.
+type tableRead struct {
+	snapshots       int
+	rows, globRows  int64
+	columns         map[string]bool // the current schema's
+	filesWithoutIDs int             // data files of the current snapshot whose columns lack field IDs
+}
+
+// readTables scans the sample's tables through the catalog and counts
+// their rows in the files with DuckDB.
+func readTables(t *testing.T, cfg tables.Config, lake string) map[string]tableRead {
+	t.Helper()
+	ctx := context.Background()
+	p, err := tables.Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	db := openDuck(t)
+	out := map[string]tableRead{}
+	for _, name := range []string{"SALES.ORDERS", "HR.EMPLOYEES"} {
+		ident, err := p.Identifier(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := p.Catalog().LoadTable(ctx, ident)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		at, err := tbl.Scan().ToArrowTable(ctx)
+		if err != nil {
+			t.Fatalf("scan %s: %v", name, err)
+		}
+		r := tableRead{snapshots: len(tbl.Metadata().Snapshots()), rows: at.NumRows(), columns: map[string]bool{}}
+		at.Release()
+		for _, f := range tbl.Schema().Fields() {
+			r.columns[f.Name] = true
+		}
+		r.globRows = query(t, db, `SELECT count(*) FROM `+lakeGlob(lake, name))[0][0].(int64)
+		r.filesWithoutIDs = filesWithoutFieldIDs(t, db, tbl)
+		out[name] = r
+	}
+	return out
+}
+
+// filesWithoutFieldIDs counts the current snapshot's data files with a
+// top-level column that carries no field ID, as DuckDB reads the footer.
+func filesWithoutFieldIDs(t *testing.T, db *sql.DB, tbl *table.Table) int {
+	t.Helper()
+	tasks, err := tbl.Scan().PlanFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, task := range tasks {
+		path := task.File.FilePath()
+		rows := query(t, db, `SELECT count(*) FROM parquet_schema('`+strings.TrimPrefix(path, "file://")+`') WHERE field_id IS NULL AND num_children IS NULL`)
+		if rows[0][0].(int64) > 0 {
+			n++
+		}
+	}
+	return n
+}
