@@ -274,12 +274,31 @@ func (r *Recovery) DeleteUncovered(ctx context.Context) (int, error) {
 }
 
 func (r *Recovery) sweep(ctx context.Context, uncovered bool) (int, error) {
-	s, c := r.s, r.c
+	deleted := 0
+	err := eachIntent(ctx, r.s, r.c, func(k string, keys []string, covered bool) error {
+		if !covered && !uncovered {
+			return nil // for DeleteUncovered, after the claim
+		}
+		if !covered {
+			for _, dk := range keys {
+				if err := r.s.Delete(ctx, dk); err != nil {
+					return err
+				}
+				deleted++
+			}
+		}
+		return r.s.Delete(ctx, k)
+	})
+	return deleted, err
+}
+
+// eachIntent calls fn with every intent of c's partition: its key, the
+// files it names and whether c covers it.
+func eachIntent(ctx context.Context, s Store, c Checkpoint, fn func(key string, files []string, covered bool) error) error {
 	keys, err := s.List(ctx, intentPrefix(c.Partition))
 	if err != nil {
-		return 0, fmt.Errorf("list intents of %s: %w", c.Partition, err)
+		return fmt.Errorf("list intents of %s: %w", c.Partition, err)
 	}
-	deleted := 0
 	for _, k := range keys {
 		if _, err := strconv.ParseInt(strings.SplitN(k[len(intentPrefix(c.Partition)):], "-", 2)[0], 10, 64); err != nil {
 			continue // not ours
@@ -289,32 +308,34 @@ func (r *Recovery) sweep(ctx context.Context, uncovered bool) (int, error) {
 			continue // settled meanwhile
 		}
 		if err != nil {
-			return deleted, fmt.Errorf("read intent %s: %w", k, err)
+			return fmt.Errorf("read intent %s: %w", k, err)
 		}
 		var in intent
 		if err := json.Unmarshal(data, &in); err != nil || (in.Key == "" && len(in.Keys) == 0) {
-			return deleted, fmt.Errorf("intent %s is corrupt: delete it and the files it names", k)
+			return fmt.Errorf("intent %s is corrupt: delete it and the files it names", k)
 		}
-		covered := in.FirstOffset <= c.Offset && in.Owner == c.Owner
-		if !covered && !uncovered {
-			continue // for DeleteUncovered, after the claim
+		if in.Key != "" {
+			in.Keys = append(in.Keys, in.Key)
 		}
-		if !covered {
-			if in.Key != "" {
-				in.Keys = append(in.Keys, in.Key)
-			}
-			for _, dk := range in.Keys {
-				if err := s.Delete(ctx, dk); err != nil {
-					return deleted, err
-				}
-				deleted++
-			}
-		}
-		if err := s.Delete(ctx, k); err != nil {
-			return deleted, err
+		if err := fn(k, in.Keys, in.FirstOffset <= c.Offset && in.Owner == c.Owner); err != nil {
+			return err
 		}
 	}
-	return deleted, nil
+	return nil
+}
+
+// Uncovered lists the files named by the intents of c's partition that c
+// does not cover: those DeleteUncovered deletes. A table catalog that
+// published some of them withdraws them first.
+func Uncovered(ctx context.Context, s Store, c Checkpoint) ([]string, error) {
+	var out []string
+	err := eachIntent(ctx, s, c, func(_ string, files []string, covered bool) error {
+		if !covered {
+			out = append(out, files...)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Recover is StartRecovery and DeleteUncovered in one, for a caller that

@@ -5,12 +5,17 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
+	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
 	"github.com/lakehouse-exporter/lakehouse-exporter/commit"
+	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
@@ -22,7 +27,8 @@ import (
 // the uploader hands it each file's footer (noteFile) from the encoded
 // bytes in memory, whose statistics become the data file's metrics.
 type icebergTables struct {
-	pub  *tables.Publisher
+	pub   *tables.Publisher
+	store Store
 	run  string
 	base string // the sink's URI, before every file's key
 	ctx  context.Context
@@ -32,8 +38,8 @@ type icebergTables struct {
 	footers map[string]*metadata.FileMetaData // by key, until published
 }
 
-func newIcebergTables(ctx context.Context, pub *tables.Publisher, run, base string, log *slog.Logger) *icebergTables {
-	return &icebergTables{pub: pub, run: run, base: base, ctx: ctx, log: log, footers: map[string]*metadata.FileMetaData{}}
+func newIcebergTables(ctx context.Context, pub *tables.Publisher, st Store, run string, log *slog.Logger) *icebergTables {
+	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, footers: map[string]*metadata.FileMetaData{}}
 }
 
 // fileSchema is writer.Config.FileSchema: the version's schema with the
@@ -107,6 +113,37 @@ func (t *icebergTables) Publish(ctx context.Context, r commit.Round) error {
 	t.mu.Unlock()
 	for _, c := range committed {
 		t.log.Info("iceberg table committed", "table", c.Table, "snapshot", c.SnapshotID, "files", c.Files, "round", r.ID, "already", c.Already)
+	}
+	return nil
+}
+
+// Recover is commit.RecoveringPublisher's: the files of the partition
+// that its checkpoint does not cover are about to be deleted and their
+// records exported again, so every table that a round of them reached
+// (a crash between the tables' commits and the checkpoint) lets go of
+// them first. Rolling back rather than forward keeps the protocol's one
+// rule: what the checkpoint does not cover is written again.
+func (t *icebergTables) Recover(ctx context.Context, cp checkpoint.Checkpoint) error {
+	keys, err := checkpoint.Uncovered(ctx, t.store, cp)
+	if err != nil {
+		return err
+	}
+	byTable := map[string][]string{}
+	for _, k := range keys {
+		seg, _, ok := strings.Cut(k, "/")
+		if !ok || !strings.HasSuffix(k, ".parquet") {
+			continue // dead letters
+		}
+		table, err := partition.ParseTableSegment(seg)
+		if err != nil {
+			continue // not a table's folder
+		}
+		byTable[table] = append(byTable[table], t.base+"/"+k)
+	}
+	for _, table := range slices.Sorted(maps.Keys(byTable)) {
+		if _, err := t.pub.Withdraw(ctx, table, byTable[table]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -259,7 +259,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		defer pub.Close()
 		// Table preparation outlives a cancelled run: a shutdown still
 		// flushes, and its files need their tables.
-		ice = newIcebergTables(context.WithoutCancel(ctx), pub, ccfg.Run, cfg.Store.String(), cfg.Logger)
+		ice = newIcebergTables(context.WithoutCancel(ctx), pub, cfg.Store, ccfg.Run, cfg.Logger)
 		ccfg.Publisher = ice
 		cfg.Writer.FileSchema = ice.fileSchema
 	}
