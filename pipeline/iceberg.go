@@ -29,10 +29,10 @@ import (
 type icebergTables struct {
 	pub   *tables.Publisher
 	store Store
-	run  string
-	base string // the sink's URI, before every file's key
-	ctx  context.Context
-	log  *slog.Logger
+	run   string
+	base  string // the sink's URI, before every file's key
+	ctx   context.Context
+	log   *slog.Logger
 
 	mu      sync.Mutex
 	footers map[string]*metadata.FileMetaData // by key, until published
