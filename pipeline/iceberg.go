@@ -44,12 +44,60 @@ func newIcebergTables(ctx context.Context, pub *tables.Publisher, st Store, run 
 
 // fileSchema is writer.Config.FileSchema: the version's schema with the
 // Iceberg field IDs of its table.
+//
+// Every column of the table is optional, whatever the source declares: a
+// partial image leaves NOT NULL columns null in some files (the writer
+// then writes them OPTIONAL), and a reader trusting a required column
+// fails on them (Spark: a NullPointerException). The files keep the
+// writer's own choice.
 func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error) {
-	p, err := t.pub.PrepareVersion(t.ctx, tables.TableVersion{Table: v.Table, Version: v.Number, Schema: v.Schema})
+	fields := v.Schema.Fields()
+	for i := range fields {
+		fields[i] = optional(fields[i])
+	}
+	md := v.Schema.Metadata()
+	p, err := t.pub.PrepareVersion(t.ctx, tables.TableVersion{Table: v.Table, Version: v.Number, Schema: arrow.NewSchema(fields, &md)})
 	if err != nil {
 		return nil, fmt.Errorf("prepare the Iceberg table: %w", err)
 	}
-	return p.Schema, nil
+	out := p.Schema.Fields()
+	for i, f := range v.Schema.Fields() {
+		out[i] = sameNullability(out[i], f)
+	}
+	return arrow.NewSchema(out, &md), nil
+}
+
+// optional is f with it and every field nested in it nullable.
+func optional(f arrow.Field) arrow.Field {
+	f.Nullable = true
+	switch dt := f.Type.(type) {
+	case *arrow.StructType:
+		children := dt.Fields()
+		for i := range children {
+			children[i] = optional(children[i])
+		}
+		f.Type = arrow.StructOf(children...)
+	case *arrow.ListType:
+		f.Type = arrow.ListOfField(optional(dt.ElemField()))
+	}
+	return f
+}
+
+// sameNullability is annotated (f with field IDs) with f's nullability,
+// nested fields included.
+func sameNullability(annotated, f arrow.Field) arrow.Field {
+	annotated.Nullable = f.Nullable
+	switch dt := annotated.Type.(type) {
+	case *arrow.StructType:
+		children, want := dt.Fields(), f.Type.(*arrow.StructType).Fields()
+		for i := range children {
+			children[i] = sameNullability(children[i], want[i])
+		}
+		annotated.Type = arrow.StructOf(children...)
+	case *arrow.ListType:
+		annotated.Type = arrow.ListOfField(sameNullability(dt.ElemField(), f.Type.(*arrow.ListType).ElemField()))
+	}
+	return annotated
 }
 
 // noteFile keeps an encoded file's footer until its round is published.

@@ -68,6 +68,11 @@ func TestSampleStreamToIcebergTables(t *testing.T) {
 				if tc.not != "" && got.columns[tc.not] {
 					t.Errorf("%s: the current schema still has %s, dropped by the DDL: %v", tc.table, tc.not, got.columns)
 				}
+				if len(got.required) > 0 {
+					// A partial image leaves NOT NULL columns null: Spark
+					// fails on a null in a required column.
+					t.Errorf("%s: required columns %v", tc.table, got.required)
+				}
 				if got.filesWithoutIDs > 0 {
 					t.Errorf("%s: %d data files without Iceberg field IDs", tc.table, got.filesWithoutIDs)
 				}
@@ -92,6 +97,7 @@ type tableRead struct {
 	snapshots       int
 	rows, globRows  int64
 	columns         map[string]bool // the current schema's
+	required        []string        // its required columns
 	filesWithoutIDs int             // data files of the current snapshot whose columns lack field IDs
 }
 
@@ -124,6 +130,9 @@ func readTables(t *testing.T, cfg tables.Config, lake string) map[string]tableRe
 		at.Release()
 		for _, f := range tbl.Schema().Fields() {
 			r.columns[f.Name] = true
+			if f.Required {
+				r.required = append(r.required, f.Name)
+			}
 		}
 		r.globRows = query(t, db, `SELECT count(*) FROM `+lakeGlob(lake, name))[0][0].(int64)
 		r.filesWithoutIDs = filesWithoutFieldIDs(t, db, tbl)
