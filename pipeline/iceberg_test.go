@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
@@ -203,5 +204,28 @@ func TestIcebergRoundWithoutCheckpointIsWithdrawn(t *testing.T) {
 		if got.rows != got.globRows || got.rows != 6 {
 			t.Errorf("%s: %d rows through the catalog, %d in the files; want 6 each", name, got.rows, got.globRows)
 		}
+	}
+}
+
+// TestTableWithoutIcebergNameIsDeadLettered: with a catalog, the records
+// of a table that has no Iceberg identifier (no schema to be its
+// namespace) go to the dead letters as bad table names, and the other
+// tables are published.
+func TestTableWithoutIcebergNameIsDeadLettered(t *testing.T) {
+	dir := t.TempDir()
+	lake := filepath.Join(dir, "lake")
+	in := writeFile(t, dir, "in.jsonl", `{"op_type":"OBJECT_METADATA","qual_table":"NOSCHEMA","columns":{"ID":{"type":"number","null":false,"key":true}}}
+{"qual_table":"NOSCHEMA","op_type":"INSERT","op_ts":"2026-07-13T04:01:01Z","pos":"1","after":{"ID":1}}
+`)
+	cfg := tables.Config{Kind: tables.Hadoop, Warehouse: "file://" + filepath.Join(lake, "_iceberg")}
+	sum, err := export(t, lake, func(c *pipeline.Config) { c.Catalog = &cfg }, in, samplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.RejectedBy[cdc.ReasonBadTableName] != 2 {
+		t.Errorf("rejected %v, want the 2 records of NOSCHEMA as %s", sum.RejectedBy, cdc.ReasonBadTableName)
+	}
+	if got := readTables(t, cfg, lake)["SALES.ORDERS"]; got.rows != 6 {
+		t.Errorf("SALES.ORDERS: %d rows through the catalog, want 6", got.rows)
 	}
 }

@@ -175,6 +175,7 @@ type runner struct {
 	budget  *budget
 	board   *versionBoard // the versions the decoding goroutines convert under; nil without them
 	dlq     *deadLetters
+	ice     *icebergTables // the Iceberg tables; nil without a catalog
 	rec     cdc.Record
 	stream  []byte
 	sum     Summary
@@ -271,7 +272,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	defer w.Close()
 	r := &runner{
-		cfg: cfg, log: cfg.Logger, writer: w, commits: commits, cats: cats, dlq: newDeadLetters(cfg.Now, commits.Run()),
+		cfg: cfg, log: cfg.Logger, writer: w, commits: commits, cats: cats, ice: ice, dlq: newDeadLetters(cfg.Now, commits.Run()),
 		sum:    Summary{RowsByTable: map[string]int64{}, RejectedBy: map[cdc.Reason]int64{}},
 		held:   newHoldQueue(cfg.HoldMaxRecords, cfg.HoldMaxBytes, cfg.HoldMaxAge),
 		logged: map[cdc.Reason]bool{}, undated: map[string]bool{}, schemaDocs: map[string][]byte{},
