@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/icebergtest"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
@@ -115,20 +116,8 @@ func readTables(t *testing.T, cfg tables.Config, lake string) map[string]tableRe
 	db := openDuck(t)
 	out := map[string]tableRead{}
 	for _, name := range []string{"SALES.ORDERS", "HR.EMPLOYEES"} {
-		ident, err := p.Identifier(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := p.Catalog().LoadTable(ctx, ident)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		at, err := tbl.Scan().ToArrowTable(ctx)
-		if err != nil {
-			t.Fatalf("scan %s: %v", name, err)
-		}
-		r := tableRead{snapshots: len(tbl.Metadata().Snapshots()), rows: at.NumRows(), columns: map[string]bool{}}
-		at.Release()
+		tbl, rows := icebergtest.Scan(t, p, name)
+		r := tableRead{snapshots: len(tbl.Metadata().Snapshots()), rows: rows, columns: map[string]bool{}}
 		for _, f := range tbl.Schema().Fields() {
 			r.columns[f.Name] = true
 			if f.Required {

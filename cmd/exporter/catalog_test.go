@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/icebergtest"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
 
@@ -44,19 +45,9 @@ func TestRunPublishesIcebergTables(t *testing.T) {
 			}
 			defer p.Close()
 			for name, want := range map[string]int64{"SALES.ORDERS": 6, "HR.EMPLOYEES": 6} {
-				ident, _ := p.Identifier(name)
-				tbl, err := p.Catalog().LoadTable(ctx, ident)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
+				if _, rows := icebergtest.Scan(t, p, name); rows != want {
+					t.Errorf("%s: %d rows through the catalog, want %d", name, rows, want)
 				}
-				at, err := tbl.Scan().ToArrowTable(ctx)
-				if err != nil {
-					t.Fatalf("scan %s: %v", name, err)
-				}
-				if at.NumRows() != want {
-					t.Errorf("%s: %d rows through the catalog, want %d", name, at.NumRows(), want)
-				}
-				at.Release()
 			}
 		})
 	}
