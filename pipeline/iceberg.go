@@ -38,6 +38,12 @@ type icebergTables struct {
 	footers map[string]*metadata.FileMetaData // by key, until published
 }
 
+// The commit protocol's recovery and fencing call the tables too.
+var (
+	_ commit.RecoveringPublisher  = (*icebergTables)(nil)
+	_ commit.WithdrawingPublisher = (*icebergTables)(nil)
+)
+
 func newIcebergTables(ctx context.Context, pub *tables.Publisher, st Store, run string, log *slog.Logger) *icebergTables {
 	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, footers: map[string]*metadata.FileMetaData{}}
 }
@@ -186,10 +192,33 @@ func (t *icebergTables) Recover(ctx context.Context, cp checkpoint.Checkpoint) e
 		if err != nil {
 			continue // not a table's folder
 		}
-		byTable[table] = append(byTable[table], t.base+"/"+k)
+		byTable[table] = append(byTable[table], k)
 	}
+	return t.withdraw(ctx, byTable)
+}
+
+// Withdraw is commit.WithdrawingPublisher's: this run published files of
+// a partition whose checkpoint it then lost to another instance, which
+// exports their records again; the tables let go of them before they are
+// deleted.
+func (t *icebergTables) Withdraw(ctx context.Context, files []commit.File) error {
+	byTable := map[string][]string{}
+	for _, f := range files {
+		if f.Table != "" {
+			byTable[f.Table] = append(byTable[f.Table], f.Key)
+		}
+	}
+	return t.withdraw(ctx, byTable)
+}
+
+// withdraw removes the files (keys by source table) from their tables.
+func (t *icebergTables) withdraw(ctx context.Context, byTable map[string][]string) error {
 	for _, table := range slices.Sorted(maps.Keys(byTable)) {
-		if _, err := t.pub.Withdraw(ctx, table, byTable[table]); err != nil {
+		locations := make([]string, len(byTable[table]))
+		for i, k := range byTable[table] {
+			locations[i] = t.base + "/" + k
+		}
+		if _, err := t.pub.Withdraw(ctx, table, locations); err != nil {
 			return err
 		}
 	}
