@@ -370,30 +370,51 @@ func (r *Recovery) DeleteUncovered(ctx context.Context) (int, error) {
 }
 
 func (r *Recovery) sweep(ctx context.Context, uncovered bool) (int, error) {
-	s, c := r.s, r.c
-	intents, err := ListIntents(ctx, s, c.Partition)
+	intents, err := ListIntents(ctx, r.s, r.c.Partition)
 	if err != nil {
 		return 0, err
 	}
 	deleted := 0
 	for _, in := range intents {
-		covered := in.FirstOffset <= c.Offset && in.Owner == c.Owner
+		covered := r.c.covers(in)
 		if !covered && !uncovered {
 			continue // for DeleteUncovered, after the claim
 		}
 		if !covered {
 			for _, dk := range in.Files {
-				if err := s.Delete(ctx, dk); err != nil {
+				if err := r.s.Delete(ctx, dk); err != nil {
 					return deleted, err
 				}
 				deleted++
 			}
 		}
-		if err := s.Delete(ctx, in.Key); err != nil {
+		if err := r.s.Delete(ctx, in.Key); err != nil {
 			return deleted, err
 		}
 	}
 	return deleted, nil
+}
+
+// covers says whether c's offset and owner make in's files durable.
+func (c Checkpoint) covers(in Intent) bool {
+	return in.FirstOffset <= c.Offset && in.Owner == c.Owner
+}
+
+// Uncovered lists the files named by the intents of c's partition that c
+// does not cover: those DeleteUncovered deletes. A table catalog that
+// published some of them withdraws them first.
+func Uncovered(ctx context.Context, s Store, c Checkpoint) ([]string, error) {
+	intents, err := ListIntents(ctx, s, c.Partition)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, in := range intents {
+		if !c.covers(in) {
+			out = append(out, in.Files...)
+		}
+	}
+	return out, nil
 }
 
 // Recover is StartRecovery and DeleteUncovered in one, for a caller that

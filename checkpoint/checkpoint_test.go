@@ -206,6 +206,11 @@ func TestRecoverDeletesEveryFileOfABatchIntent(t *testing.T) {
 	for _, k := range batch[:2] { // the third upload never happened
 		st.Put(ctx, k, []byte("data"))
 	}
+	// Uncovered names what Recover deletes, before it does.
+	uncovered, err := Uncovered(ctx, st, Checkpoint{Partition: "p", Offset: 20})
+	if err != nil || strings.Join(uncovered, ",") != strings.Join(batch, ",") {
+		t.Errorf("Uncovered = %v, %v; want the batch %v", uncovered, err, batch)
+	}
 	n, err := Recover(ctx, st, Checkpoint{Partition: "p", Offset: 20})
 	if err != nil {
 		t.Fatal(err)

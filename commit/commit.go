@@ -408,8 +408,12 @@ func (c *Committer) Commit(ctx context.Context) (int, error) {
 			// Lost to another instance: its files are withdrawn, and the
 			// other partitions are still checkpointed (or found lost too)
 			// before the run stops.
-			c.Withdraw(ctx, name)
 			fenced = errors.Join(fenced, err)
+			if werr := c.unpublish(ctx, r, name); werr != nil {
+				fenced = errors.Join(fenced, werr)
+				continue
+			}
+			c.Withdraw(ctx, name)
 			continue
 		}
 		if err := checkpoint.Settle(ctx, c.store, c.take(name).intents); err != nil {
@@ -427,6 +431,26 @@ func (c *Committer) Commit(ctx context.Context) (int, error) {
 	}
 	c.round++
 	return len(acks), nil
+}
+
+// unpublish takes a fenced partition's files of round r back from the
+// publisher, before they are deleted.
+func (c *Committer) unpublish(ctx context.Context, r Round, partition string) error {
+	wp, ok := c.pub.(WithdrawingPublisher)
+	if !ok {
+		return nil
+	}
+	var files []File
+	for _, f := range r.Files {
+		if f.Partition == partition {
+			files = append(files, f)
+		}
+	}
+	if err := wp.Withdraw(ctx, files); err != nil {
+		c.log.Error("could not take a lost partition's files back from the table catalog; they are kept, for the partition's next claim to withdraw and delete them", "partition", partition, "files", len(files), "error", err)
+		return fmt.Errorf("withdraw round %s of lost partition %s from the table catalog: %w", r.ID, partition, err)
+	}
+	return nil
 }
 
 // Withdraw deletes the files (data and dead letters) this run wrote for a

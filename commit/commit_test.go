@@ -359,7 +359,8 @@ func TestFencedRunWithdrawsItsRound(t *testing.T) {
 	ack := func(name string) func(context.Context, map[string]int64) error {
 		return func(_ context.Context, o map[string]int64) error { acked[name] = o["p"]; return nil }
 	}
-	a := commit.New(commit.Config{Store: st, Run: "runA", Ack: ack("a")})
+	pub := &withdrawRecorder{t: t, st: st}
+	a := commit.New(commit.Config{Store: st, Run: "runA", Ack: ack("a"), Publisher: pub})
 	cp, err := a.Take(ctx, "p", fixedNow)
 	if err != nil {
 		t.Fatal(err)
@@ -386,6 +387,9 @@ func TestFencedRunWithdrawsItsRound(t *testing.T) {
 	if _, err := st.Get(ctx, "T/a.parquet"); !errors.Is(err, store.ErrNotExist) {
 		t.Errorf("the fenced run's file is still there (%v)", err)
 	}
+	if strings.Join(pub.withdrawn, ",") != "T/a.parquet" {
+		t.Errorf("the publisher took back %v, want the round's T/a.parquet", pub.withdrawn)
+	}
 	if keys, _ := st.List(ctx, "_checkpoints/intents/"); len(keys) != 0 {
 		t.Errorf("intents left after the withdrawal: %v", keys)
 	}
@@ -399,4 +403,24 @@ func TestFencedRunWithdrawsItsRound(t *testing.T) {
 	if got.Owner != "runB" || got.Offset != -1 {
 		t.Errorf("checkpoint after the fenced commit: owner %q offset %d, want runB's claim", got.Owner, got.Offset)
 	}
+}
+
+// withdrawRecorder publishes nothing and records what it is asked to take
+// back, checking that the files are still in storage then.
+type withdrawRecorder struct {
+	t         *testing.T
+	st        commit.Store
+	withdrawn []string
+}
+
+func (p *withdrawRecorder) Publish(context.Context, commit.Round) error { return nil }
+
+func (p *withdrawRecorder) Withdraw(ctx context.Context, files []commit.File) error {
+	for _, f := range files {
+		if _, err := p.st.Get(ctx, f.Key); err != nil {
+			p.t.Errorf("%s withdrawn from the publisher after it was deleted: %v", f.Key, err)
+		}
+		p.withdrawn = append(p.withdrawn, f.Key)
+	}
+	return nil
 }

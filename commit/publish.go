@@ -42,6 +42,17 @@ type RecoveringPublisher interface {
 	Recover(ctx context.Context, cp checkpoint.Checkpoint) error
 }
 
+// WithdrawingPublisher is a Publisher that takes back what it published
+// of a round whose checkpoint this run then lost to another instance (it
+// was fenced between Publish and the checkpoint): Withdraw is called with
+// the round's files of that partition while they are still in storage,
+// before they are deleted. When it fails, the files and their intents are
+// kept, for the partition's next claim to withdraw and delete them.
+type WithdrawingPublisher interface {
+	Publisher
+	Withdraw(ctx context.Context, files []File) error
+}
+
 // NopPublisher publishes nothing: the files in storage and the
 // checkpoints are the whole output.
 type NopPublisher struct{}

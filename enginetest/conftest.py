@@ -39,8 +39,16 @@ def spark():
 
     # Local mode on the two cores CI has, small memory, no UI: the
     # lakes here are a few kilobytes.
+    builder = SparkSession.builder
+    # Iceberg's runtime jar (scripts/spark.sh) must be on the JVM's class
+    # path when it starts: the Iceberg tests add their catalogs later.
+    jar = os.environ.get("EXPORTER_TEST_ICEBERG_JAR")
+    if jar:
+        builder = builder.config("spark.jars", jar).config(
+            "spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+        )
     session = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("lakehouse-exporter-enginetest")
         .config("spark.driver.memory", "1g")
         .config("spark.ui.enabled", "false")

@@ -166,7 +166,7 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 			r.log.Info("stream metadata", "source", m.Position(), "record", string(rec.Body))
 		}
 	case cdc.ClassObjectMetadata:
-		if rej := checkTableName(rec.Table); rej != nil {
+		if rej := r.checkTableName(rec.Table); rej != nil {
 			return r.reject(m, rec.Table, rej)
 		}
 		r.markReleased(catalog, rec.Table)
@@ -183,7 +183,7 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 		}
 		return r.release(ctx, catalog, table, false)
 	case cdc.ClassDDL:
-		if rej := checkTableName(rec.Table); rej != nil {
+		if rej := r.checkTableName(rec.Table); rej != nil {
 			return r.reject(m, rec.Table, rej)
 		}
 		ev, err := catalog.ApplyDDL(rec.Table, rec.DDL.Statement, rec.Pos, rec.OpTS)
@@ -227,7 +227,7 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 		if v == nil {
 			// Its metadata was refused for the name, or is yet to come:
 			// not held for metadata that cannot be taken.
-			if rej := checkTableName(rec.Table); rej != nil {
+			if rej := r.checkTableName(rec.Table); rej != nil {
 				return r.reject(m, rec.Table, rej)
 			}
 		}
@@ -272,11 +272,17 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 }
 
 // checkTableName refuses a table whose name has no folder of the layout
-// (partition.TableSegment): its files could be neither written nor
-// recovered, and a failed round would stop the run and every later one.
-func checkTableName(table string) *cdc.RejectError {
+// (partition.TableSegment), or, with a catalog, no Iceberg identifier: its
+// files could be neither written, published nor recovered, and a failed
+// round would stop the run and every later one.
+func (r *runner) checkTableName(table string) *cdc.RejectError {
 	if _, err := partition.TableSegment(table); err != nil {
 		return cdc.Rejectf(cdc.ReasonBadTableName, "%v", err)
+	}
+	if r.ice != nil {
+		if _, err := r.ice.pub.Identifier(table); err != nil {
+			return cdc.Rejectf(cdc.ReasonBadTableName, "no Iceberg table name: %v", err)
+		}
 	}
 	return nil
 }

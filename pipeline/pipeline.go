@@ -6,6 +6,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/commit"
 	"github.com/lakehouse-exporter/lakehouse-exporter/parquetenc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
@@ -118,6 +120,10 @@ type Config struct {
 	// InferColumns lets Qlik data messages of a table without a metadata
 	// message define its columns (all text) and add new ones.
 	InferColumns bool
+	// Catalog, when set, publishes every commit round to Iceberg tables
+	// through this catalog (package tables), with the tables' field IDs
+	// in the data files; nil writes the files alone.
+	Catalog *tables.Config
 	// ProgressEvery logs progress at this interval; 0 turns it off.
 	ProgressEvery time.Duration
 	Logger        *slog.Logger
@@ -196,6 +202,7 @@ type runner struct {
 	budget  *budget
 	board   *versionBoard // the versions the decoding goroutines convert under; nil without them
 	dlq     *deadLetters
+	ice     *icebergTables // the Iceberg tables; nil without a catalog
 	rec     cdc.Record
 	stream  []byte
 	sum     Summary
@@ -272,6 +279,20 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if a, ok := cfg.Source.(acker); ok {
 		ccfg.Ack = a.Ack
 	}
+	ccfg.Run = commit.NewRunID()
+	var ice *icebergTables
+	if cfg.Catalog != nil {
+		pub, err := tables.Open(ctx, *cfg.Catalog, cfg.Logger)
+		if err != nil {
+			return Summary{}, fmt.Errorf("open the Iceberg catalog: %w", err)
+		}
+		defer pub.Close()
+		// Table preparation outlives a cancelled run: a shutdown still
+		// flushes, and its files need their tables.
+		ice = newIcebergTables(context.WithoutCancel(ctx), pub, cfg.Store, ccfg.Run, cfg.Logger)
+		ccfg.Publisher = ice
+		cfg.Writer.FileSchema = ice.fileSchema
+	}
 	commits := commit.New(ccfg)
 	cfg.Writer.Run = commits.Run()
 	w, err := writer.New(cfg.Writer)
@@ -280,7 +301,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	defer w.Close()
 	r := &runner{
-		cfg: cfg, log: cfg.Logger, writer: w, commits: commits, cats: cats, dlq: newDeadLetters(cfg.Now, commits.Run()),
+		cfg: cfg, log: cfg.Logger, writer: w, commits: commits, cats: cats, ice: ice, dlq: newDeadLetters(cfg.Now, commits.Run()),
 		sum:    Summary{RowsByTable: map[string]int64{}, RejectedBy: map[cdc.Reason]int64{}},
 		held:   newHoldQueue(cfg.HoldMaxRecords, cfg.HoldMaxBytes, cfg.HoldMaxAge),
 		logged: map[cdc.Reason]bool{}, undated: map[string]bool{}, schemaDocs: map[string][]byte{},
@@ -289,6 +310,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	start := cfg.Now()
 	r.lastCommit = start
 	r.up = newUploader(ctx, cfg.Store, commits, cfg.UploadWorkers, cfg.UploadQueueBytes, r.log, &r.sum, cfg.Observer)
+	if ice != nil {
+		r.up.noteFile = ice.noteFile
+	}
 	defer r.up.close() // on every path: no upload goroutine outlives Run
 	r.budget = newBudget(cfg.MaxBufferBytes, mem, r.up, w, r.log)
 

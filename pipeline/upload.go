@@ -38,6 +38,9 @@ type uploader struct {
 	err error // the first upload failure; everything after it is refused
 	sum *Summary
 	obs Observer
+	// noteFile, when set, is told of every encoded data file before it
+	// is marked uploaded (the Iceberg tables keep its footer).
+	noteFile func(*writer.File) error
 
 	// inflight is the memory the rows of files sent and not yet done
 	// held when they were flushed; encoded is the size of encoded files
@@ -133,6 +136,12 @@ func (u *uploader) putFile(q queued) {
 	if err := u.put(u.upCtx, f.Key, f.Data, q.intent); err != nil {
 		u.fail(err)
 		return
+	}
+	if u.noteFile != nil {
+		if err := u.noteFile(f); err != nil {
+			u.fail(err)
+			return
+		}
 	}
 	u.commits.Uploaded(commit.File{Partition: f.SourcePartition, Table: f.Table, Key: f.Key, Version: f.Version,
 		Rows: f.Rows, Bytes: int64(len(f.Data)), FirstOffset: f.FirstOffset, LastOffset: f.LastOffset})

@@ -68,6 +68,12 @@ type Config struct {
 	Logger *slog.Logger
 	// EncoderObserver counts those files; default none.
 	EncoderObserver parquetenc.Observer
+	// FileSchema, when set, is called before a schema version's first
+	// file is made, on the goroutine that flushes it, and returns the
+	// version's schema as its files are written: the same fields, with
+	// metadata added (an Iceberg table's PARQUET:field_id). An error
+	// fails that flush, and the next flush of the version asks again.
+	FileSchema func(v *arrowschema.Version) (*arrow.Schema, error)
 }
 
 // IntEncodings are the values Config.IntEncoding takes.
@@ -195,6 +201,10 @@ type converterPair struct {
 	// prepared on the goroutines that encode them, hence the lock.
 	shapesMu sync.Mutex
 	shapes   map[string]*parquetenc.Shape
+	// fileSchema is the version's schema with Config.FileSchema's
+	// metadata, once asked; set under shapesMu before the version's first
+	// file is flushed.
+	fileSchema *arrow.Schema
 }
 
 // recordConverter converts the images of one schema version's records.
@@ -569,10 +579,24 @@ func (w *Writer) Close() {
 }
 
 func (w *Writer) flush(b *buffer, reason string) (*File, error) {
+	conv := w.converters[b.version]
+	if conv != nil && w.cfg.FileSchema != nil {
+		conv.shapesMu.Lock()
+		asked := conv.fileSchema != nil
+		conv.shapesMu.Unlock()
+		if !asked {
+			sc, err := w.cfg.FileSchema(b.version)
+			if err != nil {
+				return nil, fmt.Errorf("table %s version %d: %w", b.key.Table, b.key.Version, err)
+			}
+			conv.shapesMu.Lock()
+			conv.fileSchema = sc
+			conv.shapesMu.Unlock()
+		}
+	}
 	delete(w.buffers, b.key)
 	b.closed = true
 	w.buffered -= b.bytes
-	conv := w.converters[b.version]
 	if conv != nil {
 		// Only a file that filled up predicts the next one; a file cut
 		// short by the budget, age or a commit would make the next
@@ -653,6 +677,7 @@ func (w *Writer) prepare(b *buffer, conv *converterPair) *pendingEncode {
 		}
 	}
 	shapes := map[string]*parquetenc.Shape{}
+	base := b.version.Schema
 	if conv != nil {
 		conv.shapesMu.Lock()
 		defer conv.shapesMu.Unlock()
@@ -660,16 +685,19 @@ func (w *Writer) prepare(b *buffer, conv *converterPair) *pendingEncode {
 			conv.shapes = map[string]*parquetenc.Shape{}
 		}
 		shapes = conv.shapes
+		if conv.fileSchema != nil {
+			base = conv.fileSchema
+		}
 	}
 	shape := shapes[string(nulls)]
 	if shape == nil {
-		fields := append([]arrow.Field(nil), b.version.Schema.Fields()...)
+		fields := append([]arrow.Field(nil), base.Fields()...)
 		for i := range fields {
 			if !fields[i].Nullable && rec.Column(i).NullN() > 0 {
 				fields[i].Nullable = true
 			}
 		}
-		md := b.version.Schema.Metadata()
+		md := base.Metadata()
 		shape = w.enc.NewShape(arrow.NewSchema(fields, &md), b.key.Table, b.key.Version)
 		shapes[string(nulls)] = shape
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -1161,5 +1162,50 @@ func TestCreatedByParsesAsParquetMrExpects(t *testing.T) {
 	parquetMr := regexp.MustCompile(`^(.*?)\s+version\s*(?:([^(]*?)\s*(?:\(\s*build\s*([^)]*?)\s*\))?)?$`)
 	if m := parquetMr.FindStringSubmatch(got); m == nil || m[1] != "lakehouse-exporter" || m[2] == "" {
 		t.Errorf("created_by %q: parquet-mr reads it as %q", got, m)
+	}
+}
+
+// TestFileSchemaGivesFieldIDs: Config.FileSchema is asked once per
+// version, before its first file, and the metadata it adds (an Iceberg
+// table's field IDs) is in every file of the version, from both
+// encoders; an error fails the flush.
+func TestFileSchemaGivesFieldIDs(t *testing.T) {
+	for _, enc := range []string{EncoderLean, EncoderArrow} {
+		t.Run(enc, func(t *testing.T) {
+			f, v := ordersFixture(t, false)
+			asked := 0
+			fail := true
+			w := newWriter(t, Config{Encoder: enc, FileSchema: func(got *arrowschema.Version) (*arrow.Schema, error) {
+				if fail {
+					fail = false
+					return nil, errors.New("catalog down")
+				}
+				asked++
+				fields := got.Schema.Fields()
+				for i := range fields {
+					fields[i].Metadata = arrow.NewMetadata(append(fields[i].Metadata.Keys(), "PARQUET:field_id"),
+						append(fields[i].Metadata.Values(), strconv.Itoa(100+i)))
+				}
+				md := got.Schema.Metadata()
+				return arrow.NewSchema(fields, &md), nil
+			}})
+			mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p0"})
+			if _, err := w.FlushAll("shutdown"); err == nil || !strings.Contains(err.Error(), "catalog down") {
+				t.Fatalf("flush with FileSchema failing: %v", err)
+			}
+			for i := range 2 {
+				mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p0", Offset: int64(i + 1)})
+				p := readParquet(t, mustFlushAll(t, w)[0].Data)
+				root := p.rdr.MetaData().Schema.Root()
+				for j := 0; j < root.NumFields(); j++ {
+					if got := root.Field(j).FieldID(); got != int32(100+j) {
+						t.Errorf("file %d column %s: field id %d, want %d", i, root.Field(j).Name(), got, 100+j)
+					}
+				}
+			}
+			if asked != 1 {
+				t.Errorf("FileSchema asked %d times after its failure, want once", asked)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
@@ -98,6 +100,14 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 		add("--sink: %v", err)
 	default:
 		cfg.Store = st
+	}
+
+	if r.Catalog != "" || r.CatalogURI != "" || r.CatalogWarehouse != "" || len(r.CatalogProperty) > 0 || r.CatalogNamespace != "" {
+		cc, err := r.catalogConfig(cfg.Store)
+		if err != nil {
+			add("%v", err)
+		}
+		cfg.Catalog = cc
 	}
 
 	openSrc, err := r.sourceOpener(stdin, logger)
@@ -233,4 +243,47 @@ func (r *sinkFlags) openSink(logger *slog.Logger) (sink, error) {
 		return nil, err
 	}
 	return store.Open(context.Background(), cfg)
+}
+
+// catalogConfig is the Iceberg catalog the --catalog flags describe; st
+// is the sink (nil when it is unusable), whose folder holds the hadoop
+// and sql catalogs' metadata by default.
+func (r *runCmd) catalogConfig(st pipeline.Store) (*tables.Config, error) {
+	if r.Catalog == "" {
+		return nil, errors.New("--catalog-uri, --catalog-warehouse, --catalog-property and --catalog-namespace configure the Iceberg catalog that --catalog selects, which is not set: give --catalog hadoop, sql, rest or glue too, or drop them")
+	}
+	cfg := tables.Config{Kind: tables.Kind(r.Catalog), URI: r.CatalogURI, Warehouse: r.CatalogWarehouse,
+		Properties: r.CatalogProperty, Namespace: r.CatalogNamespace, ExporterVersion: exporterVersion(),
+		Partitioning: tables.ByDay}
+	if r.PartitionBy == "hour" {
+		cfg.Partitioning = tables.ByHour
+	}
+	if r.PartitionTime == "processing" {
+		// A file's folder then says when it was written, and its rows'
+		// op_ts may span days: Iceberg requires every row of a file to
+		// fall in the file's partition.
+		cfg.Partitioning = tables.Unpartitioned
+	}
+	if cfg.Warehouse == "" && st != nil && (cfg.Kind == tables.Hadoop || cfg.Kind == tables.SQL) {
+		cfg.Warehouse = st.String() + "/" + icebergFolder
+	}
+	if err := cfg.Validate(); err != nil {
+		// One line, under the flag of its first problem.
+		return &cfg, errors.New("--" + strings.TrimPrefix(err.Error(), "catalog config: "))
+	}
+	return &cfg, nil
+}
+
+// icebergFolder is the sink's folder of the catalogs' metadata by
+// default: no table is named with a leading underscore, so no data
+// folder is inside it.
+const icebergFolder = "_iceberg"
+
+// exporterVersion is the module version the binary was built from, for
+// the Iceberg tables' properties.
+func exporterVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }

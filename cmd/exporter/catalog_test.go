@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/icebergtest"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
+)
+
+// TestRunPublishesIcebergTables: `exporter run --catalog` with the SQL
+// catalog on SQLite, and with the hadoop catalog and its default
+// warehouse beside the data, makes tables that iceberg-go reads through
+// the catalog with the rows of the files.
+func TestRunPublishesIcebergTables(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args func(dir string) []string
+		cfg  func(dir, sink string) tables.Config
+	}{
+		{"sql", func(dir string) []string {
+			return []string{"--catalog", "sql", "--catalog-uri", "sqlite://" + filepath.Join(dir, "x.db")}
+		}, func(dir, sink string) tables.Config {
+			return tables.Config{Kind: tables.SQL, URI: "sqlite://" + filepath.Join(dir, "x.db"), Warehouse: "file://" + sink + "/_iceberg"}
+		}},
+		{"hadoop", func(string) []string { return []string{"--catalog", "hadoop"} },
+			func(dir, sink string) tables.Config {
+				return tables.Config{Kind: tables.Hadoop, Warehouse: "file://" + sink + "/_iceberg"}
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sink := filepath.Join(dir, "lake")
+			args := append([]string{"run", "--source", "file:../../testdata/goldengate/sample.jsonl", "--sink", "file://" + sink, "--once"}, c.args(dir)...)
+			code, _, stderr := runExporter(t, nil, args...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			ctx := context.Background()
+			p, err := tables.Open(ctx, c.cfg(dir, sink), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			for name, want := range map[string]int64{"SALES.ORDERS": 6, "HR.EMPLOYEES": 6} {
+				if _, rows := icebergtest.Scan(t, p, name); rows != want {
+					t.Errorf("%s: %d rows through the catalog, want %d", name, rows, want)
+				}
+			}
+		})
+	}
+}
+
+// TestCatalogFlagsAreChecked: bad catalog settings are usage errors
+// (exit 2) that name the flag, in run and in validate, and a catalog
+// URI's password is never echoed.
+func TestCatalogFlagsAreChecked(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown kind", []string{"--catalog", "hive"}, "unknown kind"},
+		{"uri without catalog", []string{"--catalog-uri", "sqlite:///tmp/x.db"}, "--catalog hadoop, sql, rest or glue"},
+		{"sql without database", []string{"--catalog", "sql"}, "--catalog-uri"},
+		{"sql with another database", []string{"--catalog", "sql", "--catalog-uri", "mysql://u:hunter2secret@h/db"}, "sqlite:///path or postgres://"},
+		{"rest without endpoint", []string{"--catalog", "rest"}, "--catalog-uri"},
+		{"hadoop on s3", []string{"--catalog", "hadoop", "--catalog-warehouse", "s3://bucket/wh"}, "allow-unsafe-commits"},
+		{"bad namespace", []string{"--catalog", "hadoop", "--catalog-namespace", "a..b"}, "--catalog-namespace"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, cmd := range []string{"run", "validate"} {
+				args := append([]string{cmd, "--source", "stdin", "--sink", "file://" + t.TempDir()}, c.args...)
+				code, out, stderr := runExporter(t, nil, args...)
+				if code != exitUsage {
+					t.Errorf("%s: exit %d, want %d; stderr: %s", cmd, code, exitUsage, stderr)
+				}
+				if !strings.Contains(stderr+out, c.want) {
+					t.Errorf("%s: output does not mention %q:\n%s%s", cmd, c.want, out, stderr)
+				}
+				if strings.Contains(stderr+out, "hunter2secret") {
+					t.Errorf("%s: the catalog password is echoed:\n%s%s", cmd, out, stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestCatalogDatabasePasswordIsNeverEchoed: a PostgreSQL catalog that
+// cannot be reached fails the run (exit 1) with an error that names the
+// database without its password.
+func TestCatalogDatabasePasswordIsNeverEchoed(t *testing.T) {
+	code, out, stderr := runExporter(t, nil, "run", "--source", "file:../../testdata/goldengate/sample.jsonl",
+		"--sink", "file://"+t.TempDir(), "--once", "--log-format", "json",
+		"--catalog", "sql", "--catalog-uri", "postgres://alice:hunter2secret@127.0.0.1:1/cat?connect_timeout=2")
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d: %s", code, exitFailure, stderr)
+	}
+	if !strings.Contains(stderr, "127.0.0.1:1") {
+		t.Errorf("the error does not name the catalog database:\n%s", stderr)
+	}
+	if strings.Contains(stderr+out, "hunter2secret") {
+		t.Errorf("the catalog password is echoed:\n%s%s", out, stderr)
+	}
+}

@@ -1,0 +1,226 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
+	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
+	"github.com/lakehouse-exporter/lakehouse-exporter/commit"
+	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
+	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
+)
+
+// icebergTables publishes each commit round's data files to Iceberg
+// tables (commit.Publisher). The writer asks it for a version's file
+// schema before the version's first file (fileSchema), which creates or
+// evolves the table, so that every file carries the table's field IDs;
+// the uploader hands it each file's footer (noteFile) from the encoded
+// bytes in memory, whose statistics become the data file's metrics.
+type icebergTables struct {
+	pub   *tables.Publisher
+	store Store
+	run   string
+	base  string // the sink's URI, before every file's key
+	ctx   context.Context
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	footers map[string]*metadata.FileMetaData // by key, until published
+}
+
+// The commit protocol's recovery and fencing call the tables too.
+var (
+	_ commit.RecoveringPublisher  = (*icebergTables)(nil)
+	_ commit.WithdrawingPublisher = (*icebergTables)(nil)
+)
+
+func newIcebergTables(ctx context.Context, pub *tables.Publisher, st Store, run string, log *slog.Logger) *icebergTables {
+	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, footers: map[string]*metadata.FileMetaData{}}
+}
+
+// fileSchema is writer.Config.FileSchema: the version's schema with the
+// Iceberg field IDs of its table.
+//
+// Every column of the table is optional, whatever the source declares: a
+// partial image leaves NOT NULL columns null in some files (the writer
+// then writes them OPTIONAL), and a reader trusting a required column
+// fails on them (Spark: a NullPointerException). The files keep the
+// writer's own choice.
+func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error) {
+	fields := v.Schema.Fields()
+	for i := range fields {
+		fields[i] = optional(fields[i])
+	}
+	md := v.Schema.Metadata()
+	p, err := t.pub.PrepareVersion(t.ctx, tables.TableVersion{Table: v.Table, Version: v.Number, Schema: arrow.NewSchema(fields, &md)})
+	if err != nil {
+		return nil, fmt.Errorf("prepare the Iceberg table: %w", err)
+	}
+	out := p.Schema.Fields()
+	for i, f := range v.Schema.Fields() {
+		out[i] = sameNullability(out[i], f)
+	}
+	return arrow.NewSchema(out, &md), nil
+}
+
+// optional is f with it and every field nested in it nullable.
+func optional(f arrow.Field) arrow.Field {
+	f.Nullable = true
+	switch dt := f.Type.(type) {
+	case *arrow.StructType:
+		children := dt.Fields()
+		for i := range children {
+			children[i] = optional(children[i])
+		}
+		f.Type = arrow.StructOf(children...)
+	case *arrow.ListType:
+		f.Type = arrow.ListOfField(optional(dt.ElemField()))
+	}
+	return f
+}
+
+// sameNullability is annotated (f with field IDs) with f's nullability,
+// nested fields included.
+func sameNullability(annotated, f arrow.Field) arrow.Field {
+	annotated.Nullable = f.Nullable
+	switch dt := annotated.Type.(type) {
+	case *arrow.StructType:
+		children, want := dt.Fields(), f.Type.(*arrow.StructType).Fields()
+		for i := range children {
+			children[i] = sameNullability(children[i], want[i])
+		}
+		annotated.Type = arrow.StructOf(children...)
+	case *arrow.ListType:
+		annotated.Type = arrow.ListOfField(sameNullability(dt.ElemField(), f.Type.(*arrow.ListType).ElemField()))
+	}
+	return annotated
+}
+
+// noteFile keeps an encoded file's footer until its round is published.
+func (t *icebergTables) noteFile(f *writer.File) error {
+	md, err := footerOf(f.Data)
+	if err != nil {
+		return fmt.Errorf("file %s: %w", f.Key, err)
+	}
+	t.mu.Lock()
+	t.footers[f.Key] = md
+	t.mu.Unlock()
+	return nil
+}
+
+// footerOf parses the footer at the end of a Parquet file's bytes.
+func footerOf(data []byte) (*metadata.FileMetaData, error) {
+	const tail = 8 // footer length, then "PAR1"
+	if len(data) < tail+4 || string(data[len(data)-4:]) != "PAR1" {
+		return nil, fmt.Errorf("not a Parquet file (%d bytes): no footer to take its statistics from", len(data))
+	}
+	n := int(binary.LittleEndian.Uint32(data[len(data)-tail:]))
+	if n <= 0 || n > len(data)-tail-4 {
+		return nil, fmt.Errorf("parquet footer length %d does not fit the file's %d bytes", n, len(data))
+	}
+	md, err := metadata.NewFileMetaData(data[len(data)-tail-n:len(data)-tail], nil)
+	if err != nil {
+		return nil, fmt.Errorf("parse the parquet footer: %w", err)
+	}
+	return md, nil
+}
+
+// Publish commits the round's data files, one snapshot per table.
+func (t *icebergTables) Publish(ctx context.Context, r commit.Round) error {
+	round := tables.Round{RunID: t.run, RoundID: r.ID}
+	t.mu.Lock()
+	for _, f := range r.Files {
+		if f.Table == "" {
+			continue // dead letters
+		}
+		md := t.footers[f.Key]
+		if md == nil {
+			t.mu.Unlock()
+			return fmt.Errorf("file %s has no footer kept for it; it cannot be published", f.Key)
+		}
+		round.Files = append(round.Files, tables.DataFile{Table: f.Table, Version: f.Version,
+			Location: t.base + "/" + f.Key, SizeBytes: f.Bytes, Footer: md,
+			SourcePartition: f.Partition, FirstOffset: f.FirstOffset, LastOffset: f.LastOffset})
+	}
+	t.mu.Unlock()
+	if len(round.Files) == 0 {
+		return nil
+	}
+	committed, err := t.pub.Publish(ctx, round)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	for _, f := range round.Files {
+		delete(t.footers, f.Location[len(t.base)+1:])
+	}
+	t.mu.Unlock()
+	for _, c := range committed {
+		t.log.Info("iceberg table committed", "table", c.Table, "snapshot", c.SnapshotID, "files", c.Files, "round", r.ID, "already", c.Already)
+	}
+	return nil
+}
+
+// Recover is commit.RecoveringPublisher's: the files of the partition
+// that its checkpoint does not cover are about to be deleted and their
+// records exported again, so every table that a round of them reached
+// (a crash between the tables' commits and the checkpoint) lets go of
+// them first. Rolling back rather than forward keeps the protocol's one
+// rule: what the checkpoint does not cover is written again.
+func (t *icebergTables) Recover(ctx context.Context, cp checkpoint.Checkpoint) error {
+	keys, err := checkpoint.Uncovered(ctx, t.store, cp)
+	if err != nil {
+		return err
+	}
+	byTable := map[string][]string{}
+	for _, k := range keys {
+		seg, _, ok := strings.Cut(k, "/")
+		if !ok || !strings.HasSuffix(k, ".parquet") {
+			continue // dead letters
+		}
+		table, err := partition.ParseTableSegment(seg)
+		if err != nil {
+			continue // not a table's folder
+		}
+		byTable[table] = append(byTable[table], k)
+	}
+	return t.withdraw(ctx, byTable)
+}
+
+// Withdraw is commit.WithdrawingPublisher's: this run published files of
+// a partition whose checkpoint it then lost to another instance, which
+// exports their records again; the tables let go of them before they are
+// deleted.
+func (t *icebergTables) Withdraw(ctx context.Context, files []commit.File) error {
+	byTable := map[string][]string{}
+	for _, f := range files {
+		if f.Table != "" {
+			byTable[f.Table] = append(byTable[f.Table], f.Key)
+		}
+	}
+	return t.withdraw(ctx, byTable)
+}
+
+// withdraw removes the files (keys by source table) from their tables.
+func (t *icebergTables) withdraw(ctx context.Context, byTable map[string][]string) error {
+	for _, table := range slices.Sorted(maps.Keys(byTable)) {
+		locations := make([]string, len(byTable[table]))
+		for i, k := range byTable[table] {
+			locations[i] = t.base + "/" + k
+		}
+		if _, err := t.pub.Withdraw(ctx, table, locations); err != nil {
+			return err
+		}
+	}
+	return nil
+}

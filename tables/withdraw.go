@@ -1,0 +1,74 @@
+package tables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// SummaryWithdrawn marks the snapshots Withdraw commits.
+const SummaryWithdrawn = propPrefix + "withdrawn-files"
+
+// Withdraw removes from the table of qualTable those of its current data
+// files whose location is in locations, in one snapshot, and returns how
+// many it removed. Recovery calls it for the files of a round that some
+// tables committed and whose checkpoint was never written: those files
+// are about to be deleted and their records exported again, so the tables
+// must let go of them first. A table that does not exist, or holds none
+// of them, is left as it is.
+func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []string) (int, error) {
+	ident, err := p.Identifier(qualTable)
+	if err != nil {
+		return 0, err
+	}
+	want := make(map[string]bool, len(locations))
+	for _, l := range locations {
+		want[l] = true
+	}
+	for attempt := 1; ; attempt++ {
+		tbl, err := p.cat.LoadTable(ctx, ident)
+		if errors.Is(err, catalog.ErrNoSuchTable) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+		}
+		if tbl.CurrentSnapshot() == nil {
+			return 0, nil
+		}
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("list the data files of %s: %w", strings.Join(ident, "."), err)
+		}
+		var drop []iceberg.DataFile
+		for _, task := range tasks {
+			if want[task.File.FilePath()] {
+				drop = append(drop, task.File)
+			}
+		}
+		if len(drop) == 0 {
+			return 0, nil
+		}
+		txn := tbl.NewTransaction()
+		props := iceberg.Properties{SummaryWithdrawn: fmt.Sprint(len(drop))}
+		if err = txn.ReplaceDataFilesWithDataFiles(ctx, drop, nil, props); err == nil {
+			_, err = txn.Commit(ctx)
+		}
+		if err == nil {
+			p.log.Info("iceberg files withdrawn: their round was never checkpointed, and its records are exported again",
+				"table", strings.Join(ident, "."), "files", len(drop))
+			return len(drop), nil
+		}
+		if !errors.Is(err, table.ErrCommitFailed) || attempt >= p.cfg.CommitAttempts {
+			return 0, fmt.Errorf("withdraw %d files from %s (attempt %d): %w", len(drop), strings.Join(ident, "."), attempt, err)
+		}
+		if err := waitRetry(ctx, attempt); err != nil {
+			return 0, err
+		}
+	}
+}
