@@ -45,6 +45,38 @@ func testKafkaOnceFromTheCommandLine(t *testing.T, b kafkatest.Broker) {
 	}
 }
 
+// TestKafkaOnceExitsOneNamingPartitionsLeft: --once, while a dead member
+// of its group holds partitions longer than --kafka-drain-timeout, exits
+// 1 naming those partitions, after exporting its own share.
+func TestKafkaOnceExitsOneNamingPartitionsLeft(t *testing.T) {
+	kafkatest.Each(t, testKafkaOnceExitsOneNamingPartitionsLeft)
+}
+
+func testKafkaOnceExitsOneNamingPartitionsLeft(t *testing.T, b kafkatest.Broker) {
+	tp := b.Topic(t, 2)
+	var lines [][]byte
+	gen.Write(io.Discard, gen.Options{Records: 2000, Tables: 3, Seed: 3, Lines: &lines})
+	kafkatest.Produce(t, tp.Addrs, tp.Name, lines, kafkatest.TableKey)
+	group := tp.Group("cli-dead")
+	dead := kafkatest.Join(t, tp, group, time.Minute)
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, stderr := runExporter(t, nil, "run", "--source", "kafka://"+tp.Addrs[0]+"/"+tp.Name+"?group="+group,
+			"--sink", "file://"+t.TempDir(), "--once", "--kafka-drain-timeout", "2s")
+		done <- result{code, out, stderr}
+	}()
+	held := dead.DieInNextGeneration(t, tp)
+	r := <-done
+	if r.code != exitFailure || !strings.Contains(r.stderr, "partitions "+strings.Join(held, ", ")+" are not exported") ||
+		!strings.Contains(r.stderr, "--kafka-drain-timeout") {
+		t.Errorf("exit %d, want %d naming %v and the flag:\n%s%s", r.code, exitFailure, held, r.stdout, r.stderr)
+	}
+}
+
 // TestScheduleRunsDrainsOnTicks: with --schedule the process stays up and
 // drains on each tick; records appended between ticks are picked up by the
 // next drain, and a stop ends it cleanly.
