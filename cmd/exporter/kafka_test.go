@@ -21,11 +21,18 @@ func TestKafkaOnceFromTheCommandLine(t *testing.T) {
 	kafkatest.Each(t, testKafkaOnceFromTheCommandLine)
 }
 
-func testKafkaOnceFromTheCommandLine(t *testing.T, b kafkatest.Broker) {
+// streamTopic gives the test a 2-partition topic holding a generated
+// stream, and the stream's lines.
+func streamTopic(t *testing.T, b kafkatest.Broker) (kafkatest.Topic, [][]byte) {
 	tp := b.Topic(t, 2)
 	var lines [][]byte
 	gen.Write(io.Discard, gen.Options{Records: 2000, Tables: 3, Seed: 3, Lines: &lines})
 	kafkatest.Produce(t, tp.Addrs, tp.Name, lines, kafkatest.TableKey)
+	return tp, lines
+}
+
+func testKafkaOnceFromTheCommandLine(t *testing.T, b kafkatest.Broker) {
+	tp, lines := streamTopic(t, b)
 	sink := t.TempDir()
 	args := []string{"run", "--source", "kafka://" + tp.Addrs[0] + "/" + tp.Name + "?group=" + tp.Group("cli"), "--sink", "file://" + sink, "--once"}
 	code, out, stderr := runExporter(t, nil, args...)
@@ -53,10 +60,7 @@ func TestKafkaOnceExitsOneNamingPartitionsLeft(t *testing.T) {
 }
 
 func testKafkaOnceExitsOneNamingPartitionsLeft(t *testing.T, b kafkatest.Broker) {
-	tp := b.Topic(t, 2)
-	var lines [][]byte
-	gen.Write(io.Discard, gen.Options{Records: 2000, Tables: 3, Seed: 3, Lines: &lines})
-	kafkatest.Produce(t, tp.Addrs, tp.Name, lines, kafkatest.TableKey)
+	tp, _ := streamTopic(t, b)
 	group := tp.Group("cli-dead")
 	dead := kafkatest.Join(t, tp, group, time.Minute)
 	type result struct {
