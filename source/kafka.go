@@ -532,11 +532,21 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation, changed <
 		}
 		hw := int64(-1)
 		if k.cfg.Once {
-			var ok bool
-			if hw, ok = k.startHW[p.name]; !ok {
-				k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: assigned, but it was not there when the drain started: run again", p.name)})
-				return false
+			if _, ok := k.startHW[p.name]; !ok {
+				// added to its topic since the drain started: it is
+				// drained up to its watermark now
+				more, err := k.startWatermarks(ctx, topicSet{p.topic: p.ID + 1})
+				if err != nil {
+					k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: %w", p.name, err)})
+					return false
+				}
+				for n, off := range more {
+					if _, ok := k.startHW[n]; !ok {
+						k.startHW[n] = off
+					}
+				}
 			}
+			hw = k.startHW[p.name]
 			drained.Add(1)
 		}
 		gen.Start(func(gctx context.Context) {
