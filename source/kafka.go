@@ -64,8 +64,10 @@ type KafkaConfig struct {
 	SessionTimeout time.Duration
 	// Dialer carries TLS and SASL settings; nil means plain TCP.
 	Dialer *kafka.Dialer
-	// Once stops each partition at the high watermark seen when it was
-	// assigned; Next returns io.EOF when all are drained.
+	// Once stops each partition at the high watermark seen when the drain
+	// started; Next returns io.EOF when every partition of the
+	// subscription is drained: those assigned here read, the others
+	// committed by the group (see DrainTimeout and kafka_drain.go).
 	Once bool
 	// JoinTimeout, in Once mode, makes Next fail once joining the group
 	// has kept failing this long (0: retry forever, as a continuous
@@ -259,8 +261,8 @@ func NewKafka(cfg KafkaConfig) (*Kafka, error) {
 }
 
 // Next returns the next message or control event. It returns ErrIdle after
-// a second without events, and io.EOF in Once mode when every assigned
-// partition is drained.
+// a second without events, and io.EOF in Once mode when the drain is
+// complete (see KafkaConfig.Once).
 func (k *Kafka) Next(ctx context.Context) (*Message, error) {
 	// Fast path: while the readers keep up, an event is already queued,
 	// and the idle timer and the three-way select cost more than the
