@@ -44,7 +44,14 @@ func runKafka(ctx context.Context, t *testing.T, tp kafkatest.Topic, group strin
 }
 
 func runKafkaLogged(ctx context.Context, t *testing.T, tp kafkatest.Topic, group string, once bool, st pipeline.Store, mutate func(*pipeline.Config), log *slog.Logger) (pipeline.Summary, error) {
-	src, err := source.NewKafka(source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: tp.Group(group), Once: once, MaxWait: 100 * time.Millisecond, Logger: log})
+	return runKafkaWith(ctx, t, source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: tp.Group(group), Once: once,
+		MaxWait: 100 * time.Millisecond, Logger: log}, st, mutate)
+}
+
+// runKafkaWith is runKafka with the source configured by the caller.
+func runKafkaWith(ctx context.Context, t *testing.T, kc source.KafkaConfig, st pipeline.Store, mutate func(*pipeline.Config)) (pipeline.Summary, error) {
+	log := kc.Logger
+	src, err := source.NewKafka(kc)
 	if err != nil {
 		t.Fatal(err)
 	}

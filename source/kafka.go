@@ -64,15 +64,23 @@ type KafkaConfig struct {
 	SessionTimeout time.Duration
 	// Dialer carries TLS and SASL settings; nil means plain TCP.
 	Dialer *kafka.Dialer
-	// Once stops each partition at the high watermark seen when it was
-	// assigned; Next returns io.EOF when all are drained.
+	// Once stops each partition at the high watermark seen when the drain
+	// started; Next returns io.EOF when every partition of the
+	// subscription is drained: those assigned here read, the others
+	// committed by the group (see DrainTimeout and kafka_drain.go).
 	Once bool
 	// JoinTimeout, in Once mode, makes Next fail once joining the group
 	// has kept failing this long (0: retry forever, as a continuous
 	// consumer always does): a drain must not wait forever for brokers
 	// that are not there.
 	JoinTimeout time.Duration
-	Logger      *slog.Logger
+	// DrainTimeout, in Once mode, bounds how long a drain that has read
+	// its own partitions waits for the group to have the others durable
+	// (another member holds them: a crashed one until its session times
+	// out); it restarts when those partitions make progress. Then Next
+	// fails with ErrDrainIncomplete naming them. 0 waits forever.
+	DrainTimeout time.Duration
+	Logger       *slog.Logger
 }
 
 // Validate reports every problem at once. kafka-go panics on some bad
@@ -188,6 +196,15 @@ type Kafka struct {
 	mu  sync.Mutex
 	gen *kafka.Generation
 	cur Message
+	// Once mode, touched by the run goroutine only: the high watermark of
+	// every partition of the subscription when the drain started, and
+	// what a drain that waits for other members' partitions last saw:
+	// those partitions and their offsets (waitKey), since when.
+	startHW   map[string]int64
+	waitKey   string
+	waitLeft  []string
+	waitSince time.Time
+
 	// active is the generation whose messages Next hands out, -1 between
 	// a revocation and the next assignment. A partition reader can still
 	// queue a message after its generation ended; it must not reach the
@@ -244,8 +261,8 @@ func NewKafka(cfg KafkaConfig) (*Kafka, error) {
 }
 
 // Next returns the next message or control event. It returns ErrIdle after
-// a second without events, and io.EOF in Once mode when every assigned
-// partition is drained.
+// a second without events, and io.EOF in Once mode when the drain is
+// complete (see KafkaConfig.Once).
 func (k *Kafka) Next(ctx context.Context) (*Message, error) {
 	// Fast path: while the readers keep up, an event is already queued,
 	// and the idle timer and the three-way select cost more than the
@@ -378,6 +395,14 @@ func (k *Kafka) subscribe(ctx context.Context, set topicSet) (next topicSet, ok 
 		start = kafka.LastOffset
 	}
 	k.log.Info("kafka subscription", "group", k.cfg.Group, "topics", set.describe())
+	if k.cfg.Once {
+		hw, err := k.startWatermarks(ctx, set)
+		if err != nil {
+			k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka drain of group %s: %w (check that the brokers are reachable)", k.cfg.Group, err)})
+			return nil, false
+		}
+		k.startHW = hw
+	}
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID: k.cfg.Group, Brokers: k.cfg.Brokers, Topics: set.names(), Dialer: k.cfg.Dialer, StartOffset: start,
 		RebalanceTimeout: k.cfg.RebalanceTimeout, HeartbeatInterval: time.Second, SessionTimeout: k.cfg.SessionTimeout,
@@ -509,11 +534,21 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation, changed <
 		}
 		hw := int64(-1)
 		if k.cfg.Once {
-			var err error
-			if hw, err = k.highWatermark(ctx, p.topic, p.ID); err != nil {
-				k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: read high watermark: %w", p.name, err)})
-				return false
+			if _, ok := k.startHW[p.name]; !ok {
+				// added to its topic since the drain started: it is
+				// drained up to its watermark now
+				more, err := k.startWatermarks(ctx, topicSet{p.topic: p.ID + 1})
+				if err != nil {
+					k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: %w", p.name, err)})
+					return false
+				}
+				for n, off := range more {
+					if _, ok := k.startHW[n]; !ok {
+						k.startHW[n] = off
+					}
+				}
 			}
+			hw = k.startHW[p.name]
 			drained.Add(1)
 		}
 		gen.Start(func(gctx context.Context) {
@@ -543,8 +578,14 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation, changed <
 		go func() { drained.Wait(); close(allDrained) }()
 		select {
 		case <-allDrained:
+			switch k.awaitOthers(ctx, names, genDone) {
+			case drainRebalanced:
+				return ctx.Err() == nil
+			case drainFailed:
+				return false
+			}
 			slices.Sort(names)
-			k.log.Info("kafka drain done: every assigned partition read up to its high watermark at the start",
+			k.log.Info("kafka drain done: every assigned partition read up to its high watermark at the start, the others committed by the group",
 				"group", k.cfg.Group, "topics", topicsOf(names), "partitions", names)
 			k.emit(ctx, kafkaEvent{eof: true})
 			// The group stays joined until Close: the pipeline's last
@@ -634,20 +675,6 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 			return
 		}
 	}
-}
-
-func (k *Kafka) highWatermark(ctx context.Context, topic string, partition int) (int64, error) {
-	var lastErr error
-	for _, b := range k.cfg.Brokers {
-		conn, err := k.cfg.Dialer.DialLeader(ctx, "tcp", b, topic, partition)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		defer conn.Close()
-		return conn.ReadLastOffset()
-	}
-	return 0, lastErr
 }
 
 // PerPartitionCatalog tells the pipeline that partitions resume from a

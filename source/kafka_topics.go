@@ -122,13 +122,8 @@ func (s topicSet) changes(old topicSet) (added, removed, grown []string) {
 // error other than "unknown topic" keeps its count from prev, so that a
 // leader election does not look like a deletion.
 func (k *Kafka) readTopics(ctx context.Context, prev topicSet) (topicSet, error) {
-	d := k.cfg.Dialer
-	// A transport of its own each time: kafka-go's transport serves
-	// metadata from a cache it refreshes on its own schedule, and a
-	// refresh must see the cluster as it is now.
-	tr := &kafka.Transport{Dial: dialFunc(d), DialTimeout: d.Timeout, ClientID: d.ClientID, TLS: d.TLS, SASL: d.SASLMechanism}
-	defer tr.CloseIdleConnections()
-	c := &kafka.Client{Addr: kafka.TCP(k.cfg.Brokers...), Transport: tr, Timeout: 10 * time.Second}
+	c, done := k.client()
+	defer done()
 	// No topic names: all topics, and nothing is created by asking.
 	res, err := c.Metadata(ctx, &kafka.MetadataRequest{})
 	if err != nil {
@@ -150,6 +145,16 @@ func (k *Kafka) readTopics(ctx context.Context, prev topicSet) (topicSet, error)
 		}
 	}
 	return set, nil
+}
+
+// client returns a kafka-go client for one-off requests, and a function
+// that closes its connections. A transport of its own each time:
+// kafka-go's transport serves metadata from a cache it refreshes on its
+// own schedule, and a caller must see the cluster as it is now.
+func (k *Kafka) client() (*kafka.Client, func()) {
+	d := k.cfg.Dialer
+	tr := &kafka.Transport{Dial: dialFunc(d), DialTimeout: d.Timeout, ClientID: d.ClientID, TLS: d.TLS, SASL: d.SASLMechanism}
+	return &kafka.Client{Addr: kafka.TCP(k.cfg.Brokers...), Transport: tr, Timeout: 10 * time.Second}, tr.CloseIdleConnections
 }
 
 // dialFunc is how d dials, for a kafka.Transport.

@@ -72,6 +72,7 @@ type runCmd struct {
 	KafkaRebalanceTimeout time.Duration `name:"kafka-rebalance-timeout" help:"How long a rebalance waits for members to rejoin; this instance flushes and checkpoints the partitions it gives up within it." default:"30s"`
 	KafkaSessionTimeout   time.Duration `name:"kafka-session-timeout" help:"How long the group waits for a silent (crashed) member before moving its partitions." default:"10s"`
 	KafkaJoinTimeout      time.Duration `name:"kafka-join-timeout" help:"With --once or --schedule, fail the drain when joining the consumer group keeps failing this long (unreachable brokers); 0 waits forever. Consuming continuously always waits." default:"60s"`
+	KafkaDrainTimeout     time.Duration `name:"kafka-drain-timeout" help:"With --once or --schedule, how long a drain that has read its own partitions waits for the others (held by another member: a crashed one until its session times out) to be committed or come to it, restarted by their progress; then it fails naming them. 0 waits forever." default:"2m"`
 	KafkaTLS              bool          `name:"kafka-tls" help:"Connect to the brokers over TLS."`
 	KafkaTLSCA            string        `name:"kafka-tls-ca" help:"PEM file of CAs to trust for the brokers." type:"existingfile"`
 	KafkaTLSInsecure      bool          `name:"kafka-tls-insecure" help:"Do not verify the brokers' certificates (tests only)."`

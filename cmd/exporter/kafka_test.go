@@ -20,6 +20,14 @@ import (
 // with the consumer group named group, and the lines.
 func produceGenerated(t *testing.T, b kafkatest.Broker, group string, o gen.Options) (string, [][]byte) {
 	t.Helper()
+	tp, lines := generatedTopic(t, b, o)
+	return "kafka://" + tp.Addrs[0] + "/" + tp.Name + "?group=" + tp.Group(group), lines
+}
+
+// generatedTopic writes a generated stream to a new topic of two
+// partitions and returns the topic and the stream's lines.
+func generatedTopic(t *testing.T, b kafkatest.Broker, o gen.Options) (kafkatest.Topic, [][]byte) {
+	t.Helper()
 	tp := b.Topic(t, 2)
 	var lines [][]byte
 	o.Lines = &lines
@@ -27,7 +35,7 @@ func produceGenerated(t *testing.T, b kafkatest.Broker, group string, o gen.Opti
 		t.Fatal(err)
 	}
 	kafkatest.Produce(t, tp.Addrs, tp.Name, lines, kafkatest.TableKey)
-	return "kafka://" + tp.Addrs[0] + "/" + tp.Name + "?group=" + tp.Group(group), lines
+	return tp, lines
 }
 
 // TestKafkaOnceFromTheCommandLine: --once exits 0 with everything up to
@@ -54,6 +62,35 @@ func testKafkaOnceFromTheCommandLine(t *testing.T, b kafkatest.Broker) {
 	code, out, stderr = runExporter(t, nil, args...)
 	if code != 0 || !strings.Contains(out, "records read:   0") || !strings.Contains(out, "files:          0") {
 		t.Errorf("second --once: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// TestKafkaOnceExitsOneNamingPartitionsLeft: --once, while a dead member
+// of its group holds partitions longer than --kafka-drain-timeout, exits
+// 1 naming those partitions, after exporting its own share.
+func TestKafkaOnceExitsOneNamingPartitionsLeft(t *testing.T) {
+	kafkatest.Each(t, testKafkaOnceExitsOneNamingPartitionsLeft)
+}
+
+func testKafkaOnceExitsOneNamingPartitionsLeft(t *testing.T, b kafkatest.Broker) {
+	tp, _ := generatedTopic(t, b, gen.Options{Records: 2000, Tables: 3, Seed: 3})
+	group := tp.Group("cli-dead")
+	dead := kafkatest.Join(t, tp, group, time.Minute)
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, stderr := runExporter(t, nil, "run", "--source", "kafka://"+tp.Addrs[0]+"/"+tp.Name+"?group="+group,
+			"--sink", "file://"+t.TempDir(), "--once", "--kafka-drain-timeout", "2s")
+		done <- result{code, out, stderr}
+	}()
+	held := dead.DieInNextGeneration(t, tp)
+	r := <-done
+	if r.code != exitFailure || !strings.Contains(r.stderr, "partitions "+strings.Join(held, ", ")+" are not exported") ||
+		!strings.Contains(r.stderr, "--kafka-drain-timeout") {
+		t.Errorf("exit %d, want %d naming %v and the flag:\n%s%s", r.code, exitFailure, held, r.stdout, r.stderr)
 	}
 }
 

@@ -164,6 +164,7 @@ func (r *runCmd) sourceOpener(stdin io.Reader, logger *slog.Logger) (func(once b
 		}
 		kc.MinBytes, kc.MaxBytes, kc.MaxWait, kc.Logger = r.KafkaMinBytes, r.KafkaMaxBytes, r.KafkaMaxWait, logger
 		kc.SessionTimeout, kc.RebalanceTimeout, kc.JoinTimeout = r.KafkaSessionTimeout, r.KafkaRebalanceTimeout, r.KafkaJoinTimeout
+		kc.DrainTimeout = r.KafkaDrainTimeout
 		kc.TopicPattern, kc.MetadataRefresh = r.KafkaTopicPattern, r.KafkaMetadataRefresh
 		if kc.Dialer, err = source.NewDialer(r.dialerConfig()); err != nil {
 			return nil, err
