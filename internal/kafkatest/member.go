@@ -22,10 +22,40 @@ type Member struct {
 }
 
 // Join makes a Member join group on the topic with the given session
-// timeout, and waits until it holds partitions.
+// timeout, and waits until it holds partitions. A leader that read the
+// topic's metadata before the broker served all of it assigns nothing, and
+// nothing makes a lone member's group rebalance again: such a member
+// leaves and joins anew.
 func Join(t testing.TB, tp Topic, group string, session time.Duration) *Member {
 	t.Helper()
 	m := &Member{gens: make(chan *kafka.Generation, 16)}
+	t.Cleanup(func() {
+		m.Die()
+		if m.cg != nil {
+			m.cg.Close()
+		}
+	})
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if m.cg != nil {
+			m.cg.Close()
+		}
+		m.join(t, tp, group, session)
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		held := m.next(ctx, tp)
+		cancel()
+		if held != nil {
+			return m
+		}
+	}
+	t.Fatalf("member of group %s got no partitions of %s within a minute", group, tp.Name)
+	return nil
+}
+
+// join starts the member's consumer group and the goroutine that hands
+// its generations to m.gens until the group is closed.
+func (m *Member) join(t testing.TB, tp Topic, group string, session time.Duration) {
+	t.Helper()
 	d := &kafka.Dialer{Timeout: 5 * time.Second, DialFunc: m.cut.dial}
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{ID: group, Brokers: tp.Addrs, Topics: []string{tp.Name},
 		Dialer: d, SessionTimeout: session, HeartbeatInterval: 200 * time.Millisecond, RebalanceTimeout: 30 * time.Second,
@@ -34,7 +64,6 @@ func Join(t testing.TB, tp Topic, group string, session time.Duration) *Member {
 		t.Fatal(err)
 	}
 	m.cg = cg
-	t.Cleanup(func() { m.Die(); cg.Close() })
 	go func() {
 		for {
 			gen, err := cg.Next(context.Background())
@@ -44,12 +73,6 @@ func Join(t testing.TB, tp Topic, group string, session time.Duration) *Member {
 			m.gens <- gen
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if m.next(ctx, tp) == nil {
-		t.Fatalf("member of group %s got no partitions of %s within a minute", group, tp.Name)
-	}
-	return m
 }
 
 // next waits for the member's next generation, and returns the names of
