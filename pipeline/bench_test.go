@@ -119,22 +119,56 @@ func BenchmarkConvert(b *testing.B) {
 		report(b)
 	})
 
-	// Kafka → Parquet → MinIO, the production path: the broker (kfake, in
-	// this process) is filled once; each iteration drains it with a new
-	// consumer group into a new bucket.
-	b.Run("exporter-kafka-s3", func(b *testing.B) {
-		creds := miniotest.Shared(b)
-		addrs := kafkatest.Start(b, "cdc", 4)
+	// Kafka → Parquet, the production path, to a local folder and to
+	// MinIO. The broker is the Apache Kafka broker of
+	// EXPORTER_TEST_KAFKA_BROKERS when it is set (scripts/bench-paths.sh
+	// starts one), else kfake in this process, whose own work then counts
+	// against the exporter. The topic (BENCH_PARTITIONS partitions, 3 by
+	// default) is filled once; each iteration drains it with a new
+	// consumer group.
+	var kafkaAddrs []string
+	var kafkaTopic string
+	parent := b
+	fillKafka := func(b *testing.B) {
+		if kafkaAddrs != nil {
+			return
+		}
+		partitions := 3
+		if v, err := strconv.Atoi(os.Getenv("BENCH_PARTITIONS")); err == nil && v > 0 {
+			partitions = v
+		}
+		// kfake lives as long as BenchmarkConvert, for both sub-benchmarks.
+		kafkaAddrs = kafkatest.Cluster(parent)
+		kafkaTopic = kafkatest.Unique("bench")
+		kafkatest.CreateTopic(b, kafkaAddrs, kafkaTopic, partitions)
 		data, _ := os.ReadFile(in)
 		lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
-		kafkatest.Produce(b, addrs, "cdc", lines, kafkatest.TableKey)
+		kafkatest.Produce(b, kafkaAddrs, kafkaTopic, lines, kafkatest.TableKey)
+	}
+	fromKafka := func(i int) func() (source.Source, error) {
+		group := fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano())
+		return func() (source.Source, error) {
+			return source.NewKafka(source.KafkaConfig{Brokers: kafkaAddrs, Topics: []string{kafkaTopic}, Group: group, Once: true})
+		}
+	}
+	b.Run("exporter-kafka", func(b *testing.B) {
+		fillKafka(b)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
+			st, _ := store.NewLocal(dir)
+			exportTo(b, st, fromKafka(i))
+			os.RemoveAll(dir)
+		}
+		report(b)
+	})
+	b.Run("exporter-kafka-s3", func(b *testing.B) {
+		creds := miniotest.Shared(b)
+		fillKafka(b)
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			st, _ := miniotest.NewBucket(b, creds, "bench", nil)
-			group := fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano())
-			exportTo(b, st, func() (source.Source, error) {
-				return source.NewKafka(source.KafkaConfig{Brokers: addrs, Topics: []string{"cdc"}, Group: group, Once: true})
-			})
+			exportTo(b, st, fromKafka(i))
 		}
 		report(b)
 	})
