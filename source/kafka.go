@@ -698,24 +698,19 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 			<-ctx.Done()
 			return
 		}
-		var got []Message
-		got, _, err = f.next(ctx, offset, nil)
-		if len(got) == 0 {
-			continue
-		}
-		offset = got[len(got)-1].Offset + 1
-		if hw > 0 {
-			// Once mode: what was produced after the drain started waits
-			// for the next run.
-			n, _ := slices.BinarySearchFunc(got, hw, func(m Message, hw int64) int { return cmp.Compare(m.Offset, hw) })
-			got = got[:n]
-		}
-		for len(got) > 0 {
-			n := min(len(got), maxEventMessages)
-			if !k.emit(ctx, kafkaEvent{msgs: got[:n:n], gen: genID}) {
-				return
+		offset, err = f.next(ctx, offset, func(msgs []Message) bool {
+			if hw > 0 {
+				// Once mode: what was produced after the drain started
+				// waits for the next run.
+				n, _ := slices.BinarySearchFunc(msgs, hw, func(m Message, hw int64) int { return cmp.Compare(m.Offset, hw) })
+				if msgs = msgs[:n:n]; len(msgs) == 0 {
+					return false
+				}
 			}
-			got = got[n:]
+			return k.emit(ctx, kafkaEvent{msgs: msgs, gen: genID})
+		})
+		if hw > 0 && offset >= hw {
+			err = nil // reached the watermark: whatever cut the fetch short does not matter
 		}
 	}
 }

@@ -143,28 +143,32 @@ func (f *partitionFetcher) pause(ctx context.Context) error {
 	}
 }
 
-// next appends to into the messages of one fetch response starting at
-// offset, and returns them with the partition's high watermark as that
-// response gave it. An empty result with a nil error means that nothing
-// arrived within MaxWait, or that the fetcher reconnected. The offset to
-// ask for next is the last message's plus one; after an *errRetention it
-// is the error's first.
-func (f *partitionFetcher) next(ctx context.Context, offset int64, into []Message) ([]Message, int64, error) {
+// next reads one fetch response starting at offset and hands its
+// records to deliver in slices of at most maxEventMessages, each slice
+// its own, as they come off the socket: at most one slice per partition
+// is held here, however large the response. It returns the offset to
+// ask for next: after the last record delivered, or offset itself when
+// nothing arrived within MaxWait, or after a failure that a new
+// connection may fix; after an *errRetention, the error's first. A
+// deliver that returns false (the generation ended) stops the fetch.
+func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func([]Message) bool) (int64, error) {
 	if err := f.pause(ctx); err != nil {
-		return into, -1, err
+		return offset, err
 	}
 	if f.conn == nil {
 		if err := f.connect(ctx); err != nil {
-			return into, -1, f.failed(ctx, "connect to the leader", offset, err)
+			return offset, f.failed(ctx, "connect to the leader", offset, err)
 		}
 	}
 	if _, err := f.conn.Seek(offset, kafka.SeekAbsolute|kafka.SeekDontCheck); err != nil {
-		return into, -1, f.failed(ctx, "seek", offset, err)
+		return offset, f.failed(ctx, "seek", offset, err)
 	}
 	f.conn.SetReadDeadline(time.Now().Add(f.maxWait))
 	batch := f.conn.ReadBatchWith(kafka.ReadBatchConfig{MinBytes: f.minBytes, MaxBytes: f.maxBytes})
 	hw := batch.HighWaterMark()
-	start := len(into)
+	next := offset
+	var chunk []Message
+	stopped := false
 	for i := 0; ; i++ {
 		if i%deadlineEvery == 0 {
 			f.conn.SetReadDeadline(time.Now().Add(messageReadTimeout))
@@ -173,37 +177,55 @@ func (f *partitionFetcher) next(ctx context.Context, offset int64, into []Messag
 		if err != nil {
 			break
 		}
-		into = append(into, Message{Value: m.Value, Owned: true, Partition: f.name, Offset: m.Offset, Origin: f.name, Sep: '@',
+		if chunk == nil {
+			chunk = make([]Message, 0, maxEventMessages)
+		}
+		chunk = append(chunk, Message{Value: m.Value, Owned: true, Partition: f.name, Offset: m.Offset, Origin: f.name, Sep: '@',
 			Size: int64(len(m.Value)), Lag: max(hw-m.Offset-1, 0)})
+		next = m.Offset + 1
+		if len(chunk) == maxEventMessages {
+			if stopped = !deliver(chunk); stopped {
+				break
+			}
+			chunk, i = nil, -1 // the wait in deliver does not count against the socket's deadline
+		}
+	}
+	if len(chunk) > 0 && !stopped {
+		stopped = !deliver(chunk)
 	}
 	err := batch.Close()
 	if f.conn != nil {
 		f.conn.SetReadDeadline(time.Time{})
 	}
-	if len(into) > start {
+	if next > offset {
 		f.failures = 0
 	}
 	switch {
+	case stopped:
+		return next, ctx.Err()
 	case err == nil, errors.Is(err, io.EOF):
-		return into, hw, nil
+		return next, nil
 	case errors.Is(err, kafka.RequestTimedOut):
 		// the broker's own wait ran out: ask again
-		return into, hw, nil
+		return next, nil
 	case errors.Is(err, kafka.OffsetOutOfRange):
-		return into, hw, f.outOfRange(ctx, offset, into[start:])
+		if next > offset {
+			return next, nil
+		}
+		return next, f.outOfRange(ctx, offset)
 	case errors.Is(err, context.Canceled):
-		return into, hw, err
+		return next, err
 	}
 	var kerr kafka.Error
 	if errors.As(err, &kerr) && !kerr.Temporary() && !errors.Is(err, kafka.UnknownTopicOrPartition) {
 		// Not something a new connection fixes (authorization, a record
 		// the client cannot decode): the run fails with it.
 		f.close()
-		return into, hw, fmt.Errorf("fetch at offset %d: %w", offset, err)
+		return next, fmt.Errorf("fetch at offset %d: %w", next, err)
 	}
 	// The leader moved, the topic is being re-created, or the connection
 	// broke: connect again, to whichever broker leads the partition now.
-	return into, hw, f.failed(ctx, "fetch", offset, err)
+	return next, f.failed(ctx, "fetch", next, err)
 }
 
 // failed counts a failed connect or fetch and returns nil while more may
@@ -224,10 +246,7 @@ func (f *partitionFetcher) failed(ctx context.Context, what string, offset int64
 // outOfRange handles a fetch at an offset the broker does not hold: past
 // the end (records not yet replicated to a new leader: ask again later),
 // or before the start (deleted by retention: reported, then skipped).
-func (f *partitionFetcher) outOfRange(ctx context.Context, offset int64, got []Message) error {
-	if len(got) > 0 {
-		return nil
-	}
+func (f *partitionFetcher) outOfRange(ctx context.Context, offset int64) error {
 	first, last, err := f.offsets(ctx)
 	if err != nil {
 		return f.failed(ctx, "read the partition's offsets", offset, err)
