@@ -21,6 +21,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
@@ -46,11 +47,11 @@ func BenchmarkConvert(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tables := 4
+	tableCount := 4
 	if v, err := strconv.Atoi(os.Getenv("BENCH_TABLES")); err == nil && v > 0 {
-		tables = v
+		tableCount = v
 	}
-	st, err := gen.Write(f, gen.Options{Records: n, Tables: tables, Columns: 12, Seed: 1})
+	st, err := gen.Write(f, gen.Options{Records: n, Tables: tableCount, Columns: 12, Seed: 1})
 	f.Close()
 	if err != nil {
 		b.Fatal(err)
@@ -67,17 +68,23 @@ func BenchmarkConvert(b *testing.B) {
 	}
 
 	fromFile := func() (source.Source, error) { return source.NewFiles([]string{in}, 0, nil) }
+	var exportWith func(b *testing.B, st pipeline.Store, open func() (source.Source, error), with func(*pipeline.Config))
 	// exportTo runs the exporter from a fresh source into st and checks
 	// that every row arrived.
 	exportTo := func(b *testing.B, st pipeline.Store, open func() (source.Source, error)) {
+		exportWith(b, st, open, func(*pipeline.Config) {})
+	}
+	exportWith = func(b *testing.B, st pipeline.Store, open func() (source.Source, error), with func(*pipeline.Config)) {
 		src, err := open()
 		if err != nil {
 			b.Fatal(err)
 		}
 		dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
-		sum, err := pipeline.Run(context.Background(), pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0,
+		cfg := pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0,
 			NewDecoder: newGG, DecodeWorkers: decodeWorkers(),
-			Schema: arrowschema.Options{BeforeImage: true}, Writer: writer.Config{MaxRows: 25_000}})
+			Schema: arrowschema.Options{BeforeImage: true}, Writer: writer.Config{MaxRows: 25_000}}
+		with(&cfg)
+		sum, err := pipeline.Run(context.Background(), cfg)
 		src.Close()
 		if err != nil {
 			b.Fatal(err)
@@ -110,6 +117,28 @@ func BenchmarkConvert(b *testing.B) {
 		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 			b.ReportMetric(float64(ru.Maxrss)/1024, "peak-rss-MiB")
 		}
+	})
+
+	// The same export publishing every table to Iceberg through the SQL
+	// catalog: on the PostgreSQL of EXPORTER_TEST_POSTGRES_DSN when it is
+	// set (scripts/bench-catalog.sh starts one), else on SQLite. Each
+	// iteration gets a catalog of its own, so every run creates its
+	// tables anew.
+	b.Run("exporter-catalog", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu0 := processCPU()
+		for i := 0; b.Loop(); i++ {
+			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
+			st, _ := store.NewLocal(dir)
+			cat := tables.Config{Kind: tables.SQL, Name: fmt.Sprintf("bench%d_%d", i, time.Now().UnixNano()),
+				URI: "sqlite://" + filepath.Join(b.TempDir(), "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "_iceberg")}
+			if dsn := os.Getenv("EXPORTER_TEST_POSTGRES_DSN"); dsn != "" {
+				cat.URI = dsn
+			}
+			exportWith(b, st, fromFile, func(c *pipeline.Config) { c.Catalog = &cat })
+			os.RemoveAll(dir)
+		}
+		report(b, cpu0)
 	})
 
 	// The same export to MinIO: uploads overlap decoding, so this should
