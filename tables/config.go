@@ -98,6 +98,9 @@ type Config struct {
 	// catalog reports a conflict (another writer committed first).
 	// Default 8.
 	CommitAttempts int
+	// PublishConcurrency is how many tables a round commits at once.
+	// Default 8.
+	PublishConcurrency int
 }
 
 // Validate reports every problem of c at once, each with its key.
@@ -268,6 +271,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CommitAttempts == 0 {
 		c.CommitAttempts = 8
+	}
+	if c.PublishConcurrency <= 0 {
+		c.PublishConcurrency = 8
 	}
 	return c
 }

@@ -31,7 +31,7 @@ func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []
 		want[l] = true
 	}
 	for attempt := 1; ; attempt++ {
-		tbl, err := p.cat.LoadTable(ctx, ident)
+		tbl, err := p.load(ctx, ident)
 		if errors.Is(err, catalog.ErrNoSuchTable) {
 			return 0, nil
 		}
@@ -57,7 +57,10 @@ func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []
 		txn := tbl.NewTransaction()
 		props := iceberg.Properties{SummaryWithdrawn: fmt.Sprint(len(drop))}
 		if err = txn.ReplaceDataFilesWithDataFiles(ctx, drop, nil, props); err == nil {
-			_, err = txn.Commit(ctx)
+			var committed *table.Table
+			if committed, err = txn.Commit(ctx); err == nil {
+				p.loaded.put(ident, committed)
+			}
 		}
 		if err == nil {
 			p.log.Info("iceberg files withdrawn: their round was never checkpointed, and its records are exported again",
