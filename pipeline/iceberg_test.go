@@ -38,6 +38,9 @@ func TestSampleStreamToIcebergTables(t *testing.T) {
 				URI: dsn, Warehouse: "file://" + filepath.Join(dir, "lake", "_iceberg")}
 		}
 	}
+	if uri := os.Getenv("EXPORTER_TEST_REST_URI"); uri != "" {
+		catalogs["rest"] = func(string) tables.Config { return restCatalog(uri) }
+	}
 	for name, mk := range catalogs {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -170,9 +173,30 @@ func (s checkpointFailingStore) PutIfMatch(ctx context.Context, key string, data
 // first, so that each table holds every row once and no file it names is
 // missing.
 func TestIcebergRoundWithoutCheckpointIsWithdrawn(t *testing.T) {
-	dir := t.TempDir()
-	lake := filepath.Join(dir, "lake")
-	cfg := tables.Config{Kind: tables.SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(lake, "_iceberg")}
+	catalogs := map[string]func(dir string) tables.Config{
+		"sql-sqlite": func(dir string) tables.Config {
+			return tables.Config{Kind: tables.SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "lake", "_iceberg")}
+		},
+	}
+	if uri := os.Getenv("EXPORTER_TEST_REST_URI"); uri != "" {
+		catalogs["rest"] = func(string) tables.Config { return restCatalog(uri) }
+	}
+	for name, mk := range catalogs {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			testIcebergRoundWithoutCheckpointIsWithdrawn(t, filepath.Join(dir, "lake"), mk(dir))
+		})
+	}
+}
+
+// restCatalog is the REST catalog at uri (scripts/restcatalog.sh starts
+// Iceberg's test server) with a namespace of the test's own: the server
+// outlives the test and keeps its tables.
+func restCatalog(uri string) tables.Config {
+	return tables.Config{Kind: tables.REST, URI: uri, Namespace: "exporter_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+}
+
+func testIcebergRoundWithoutCheckpointIsWithdrawn(t *testing.T, lake string, cfg tables.Config) {
 	_, err := export(t, lake, func(c *pipeline.Config) {
 		c.Catalog = &cfg
 		c.Store = checkpointFailingStore{c.Store}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/duckq"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/icebergtest"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
+)
+
+// restTableRead is what readRESTTables found of one table.
+type restTableRead struct {
+	snapshots       int
+	rows, fileRows  int64           // through the catalog's scan; DuckDB's count over the table's files
+	columns         map[string]bool // the current schema's
+	filesWithoutIDs int             // data files of the current snapshot with a column that has no field ID
+}
+
+// TestRunPublishesToRESTCatalog: `exporter run --catalog rest` against
+// Iceberg's REST catalog test server (scripts/restcatalog.sh) makes tables
+// that iceberg-go reads through the server with the rows DuckDB counts in
+// the files, the DDL's schema changes and field IDs in every file; the
+// same input again adds no snapshot.
+func TestRunPublishesToRESTCatalog(t *testing.T) {
+	uri := os.Getenv("EXPORTER_TEST_REST_URI")
+	if uri == "" {
+		t.Skip("EXPORTER_TEST_REST_URI is not set (source scripts/restcatalog.sh and run restcatalog_start)")
+	}
+	// The server outlives the test and keeps its tables: a namespace of
+	// this run's own.
+	namespace := "exporter_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	cfg := tables.Config{Kind: tables.REST, URI: uri, Namespace: namespace}
+	sink := filepath.Join(t.TempDir(), "lake")
+	args := []string{"run", "--source", "file:../../testdata/goldengate/sample.jsonl", "--sink", "file://" + sink, "--once",
+		"--catalog", "rest", "--catalog-uri", uri, "--catalog-namespace", namespace}
+	if code, _, stderr := runExporter(t, nil, args...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	first := readRESTTables(t, cfg, sink)
+	for _, tc := range []struct {
+		table    string
+		has, not string // a column the current schema has, and one the DDL dropped
+	}{
+		{"SALES.ORDERS", "CUSTOMER_TIER", ""},
+		{"HR.EMPLOYEES", "SALARY", "ACTIVE"},
+	} {
+		got := first[tc.table]
+		if got.snapshots == 0 {
+			t.Fatalf("%s: no snapshot", tc.table)
+		}
+		// The sample holds 6 data records of each table.
+		if got.rows != got.fileRows || got.rows != 6 {
+			t.Errorf("%s: the Iceberg scan reads %d rows, the files hold %d; want 6 each", tc.table, got.rows, got.fileRows)
+		}
+		if !got.columns[tc.has] {
+			t.Errorf("%s: the current schema lacks %s: %v", tc.table, tc.has, got.columns)
+		}
+		if tc.not != "" && got.columns[tc.not] {
+			t.Errorf("%s: the current schema still has %s, dropped by the DDL: %v", tc.table, tc.not, got.columns)
+		}
+		if got.filesWithoutIDs > 0 {
+			t.Errorf("%s: %d data files without Iceberg field IDs", tc.table, got.filesWithoutIDs)
+		}
+	}
+
+	if code, _, stderr := runExporter(t, nil, args...); code != exitOK {
+		t.Fatalf("the same input again: exit %d: %s", code, stderr)
+	}
+	for name, got := range readRESTTables(t, cfg, sink) {
+		if got.snapshots != first[name].snapshots || got.rows != first[name].rows {
+			t.Errorf("%s after the same input again: %d snapshots, %d rows; want %d and %d", name,
+				got.snapshots, got.rows, first[name].snapshots, first[name].rows)
+		}
+	}
+}
+
+// readRESTTables scans the sample's tables through the catalog cfg names
+// and counts their rows in the sink's files with DuckDB.
+func readRESTTables(t *testing.T, cfg tables.Config, sink string) map[string]restTableRead {
+	t.Helper()
+	ctx := context.Background()
+	p, err := tables.Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	db := duckq.OpenTB(t)
+	out := map[string]restTableRead{}
+	for _, name := range []string{"SALES.ORDERS", "HR.EMPLOYEES"} {
+		tbl, rows := icebergtest.Scan(t, p, name)
+		r := restTableRead{snapshots: len(tbl.Metadata().Snapshots()), rows: rows, columns: map[string]bool{}}
+		for _, f := range tbl.Schema().Fields() {
+			r.columns[f.Name] = true
+		}
+		_, counted, err := duckq.Rows(db, `SELECT count(*) FROM read_parquet('`+sink+`/`+name+`/*/*/*.parquet', union_by_name=true)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.fileRows = counted[0][0].(int64)
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range tasks {
+			path := strings.TrimPrefix(task.File.FilePath(), "file://")
+			_, missing, err := duckq.Rows(db, `SELECT count(*) FROM parquet_schema('`+path+`') WHERE field_id IS NULL AND num_children IS NULL`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if missing[0][0].(int64) > 0 {
+				r.filesWithoutIDs++
+			}
+		}
+		out[name] = r
+	}
+	return out
+}
