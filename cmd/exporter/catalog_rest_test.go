@@ -2,10 +2,15 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,4 +125,81 @@ func readRESTTables(t *testing.T, cfg tables.Config, sink string) map[string]res
 		out[name] = r
 	}
 	return out
+}
+
+// TestRESTCatalogAuthentication: the REST catalog's credential and token
+// properties, given as Spark users give them, reach the server as its
+// users expect: a credential is exchanged for a token at
+// /v1/oauth/tokens (the OAuth2 client-credentials flow), and every
+// catalog request then carries the token; neither secret is printed. A
+// proxy in front of the test server records the requests (the server
+// itself accepts any caller).
+func TestRESTCatalogAuthentication(t *testing.T) {
+	uri := os.Getenv("EXPORTER_TEST_REST_URI")
+	if uri == "" {
+		t.Skip("EXPORTER_TEST_REST_URI is not set (source scripts/restcatalog.sh and run restcatalog_start)")
+	}
+	target, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, property, secret string
+		wantToken              string // the Authorization of the catalog requests
+		wantExchange           bool
+	}{
+		// The test server's token for a client-credentials grant is
+		// "client-credentials-token:sub=" and the client id.
+		{"credential", "credential=exporter-client:not-a-real-secret-1", "not-a-real-secret-1",
+			"Bearer client-credentials-token:sub=exporter-client", true},
+		{"token", "token=not-a-real-token-2", "not-a-real-token-2", "Bearer not-a-real-token-2", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var requests []string // "METHOD PATH AUTHORIZATION"
+			proxy := httputil.NewSingleHostReverseProxy(target)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				requests = append(requests, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+				mu.Unlock()
+				proxy.ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			namespace := "exporter_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			sink := filepath.Join(t.TempDir(), "lake")
+			code, stdout, stderr := runExporter(t, nil, "run", "--source", "file:../../testdata/goldengate/sample.jsonl",
+				"--sink", "file://"+sink, "--once", "--log-level", "debug",
+				"--catalog", "rest", "--catalog-uri", srv.URL, "--catalog-namespace", namespace, "--catalog-property", c.property)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if strings.Contains(stdout+stderr, c.secret) {
+				t.Errorf("the output shows the secret %q", c.secret)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			exchanged, catalogRequests := false, 0
+			for _, r := range requests {
+				method, rest, _ := strings.Cut(r, " ")
+				path, auth, _ := strings.Cut(rest, " ")
+				switch {
+				case method == http.MethodPost && path == "/v1/oauth/tokens":
+					exchanged = true
+				case path == "/v1/config":
+					// Fetched before any token, as the REST spec allows.
+				default:
+					catalogRequests++
+					if auth != c.wantToken {
+						t.Errorf("%s %s carries Authorization %q, want %q", method, path, auth, c.wantToken)
+					}
+				}
+			}
+			if exchanged != c.wantExchange {
+				t.Errorf("token exchange at /v1/oauth/tokens: %v, want %v; requests: %q", exchanged, c.wantExchange, requests)
+			}
+			if catalogRequests == 0 {
+				t.Errorf("no catalog request went through the proxy: %q", requests)
+			}
+		})
+	}
 }
