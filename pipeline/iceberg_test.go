@@ -242,3 +242,30 @@ func TestTableWithoutIcebergNameIsDeadLettered(t *testing.T) {
 		t.Errorf("SALES.ORDERS: %d rows through the catalog, want 6", got.rows)
 	}
 }
+
+// TestPercentTableNameIsDeadLetteredWithREST: a table name with % cannot
+// reach a REST catalog (the client would send its requests to another
+// path), so with one its records go to the dead letters as bad table
+// names, and the other tables are published.
+func TestPercentTableNameIsDeadLetteredWithREST(t *testing.T) {
+	uri := os.Getenv("EXPORTER_TEST_REST_URI")
+	if uri == "" {
+		t.Skip("EXPORTER_TEST_REST_URI is not set (source scripts/restcatalog.sh and run restcatalog_start)")
+	}
+	dir := t.TempDir()
+	lake := filepath.Join(dir, "lake")
+	in := writeFile(t, dir, "in.jsonl", `{"op_type":"OBJECT_METADATA","qual_table":"SALES.ORD%ERS","columns":{"ID":{"type":"number","null":false,"key":true}}}
+{"qual_table":"SALES.ORD%ERS","op_type":"INSERT","op_ts":"2026-07-13T04:01:01Z","pos":"1","after":{"ID":1}}
+`)
+	cfg := restCatalog(uri)
+	sum, err := export(t, lake, func(c *pipeline.Config) { c.Catalog = &cfg }, in, samplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.RejectedBy[cdc.ReasonBadTableName] != 2 {
+		t.Errorf("rejected %v, want the 2 records of SALES.ORD%%ERS as %s", sum.RejectedBy, cdc.ReasonBadTableName)
+	}
+	if got := readTables(t, cfg, lake)["SALES.ORDERS"]; got.rows != 6 {
+		t.Errorf("SALES.ORDERS: %d rows through the catalog, want 6", got.rows)
+	}
+}

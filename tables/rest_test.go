@@ -152,3 +152,27 @@ func TestRESTCommitConflictIsRetried(t *testing.T) {
 		t.Errorf("%d rows, want 5 (3 ours, 2 theirs)", rows)
 	}
 }
+
+// TestPercentInRESTTableNameIsABadName: a table name with % cannot be
+// sent to a REST catalog (see Identifier), so it is a bad name there, and
+// only there.
+func TestPercentInRESTTableNameIsABadName(t *testing.T) {
+	for _, c := range []struct {
+		kind      Kind
+		namespace string
+		table     string
+		bad       bool
+	}{
+		{REST, "", "SALES.ORD%41ERS", true},
+		{REST, "LAKE", "S%A.ORDERS", true}, // the schema is part of the table name then
+		{REST, "", "SALES.ORDERS", false},
+		{SQL, "", "SALES.ORD%41ERS", false},
+		{Hadoop, "LAKE", "S%A.ORDERS", false},
+	} {
+		p := &Publisher{cfg: Config{Kind: c.kind, Namespace: c.namespace}.withDefaults()}
+		_, err := p.Identifier(c.table)
+		if got := errors.Is(err, ErrBadName); got != c.bad {
+			t.Errorf("%s catalog, namespace %q, table %s: bad name %v (%v), want %v", c.kind, c.namespace, c.table, got, err, c.bad)
+		}
+	}
+}
