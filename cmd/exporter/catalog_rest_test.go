@@ -205,3 +205,24 @@ func TestRESTCatalogAuthentication(t *testing.T) {
 		})
 	}
 }
+
+// TestUnreachableRESTCatalogFailsTheRun: a REST catalog that does not
+// answer fails the run (exit 1) before anything is read, with an error
+// that names the endpoint without its password and says what to check.
+func TestUnreachableRESTCatalogFailsTheRun(t *testing.T) {
+	// Port 1 (tcpmux), which nothing serves here, like the PostgreSQL
+	// catalog's test.
+	addr := "127.0.0.1:1"
+	code, out, stderr := runExporter(t, nil, "run", "--source", "file:../../testdata/goldengate/sample.jsonl",
+		"--sink", "file://"+t.TempDir(), "--once", "--log-format", "json",
+		"--catalog", "rest", "--catalog-uri", "http://alice:hunter2secret@"+addr)
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d: %s", code, exitFailure, stderr)
+	}
+	if !strings.Contains(stderr, addr) || !strings.Contains(stderr, "is the server running") {
+		t.Errorf("the error does not name the catalog endpoint and what to check:\n%s", stderr)
+	}
+	if strings.Contains(stderr+out, "hunter2secret") {
+		t.Errorf("the catalog password is echoed:\n%s%s", out, stderr)
+	}
+}
