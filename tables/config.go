@@ -243,6 +243,10 @@ func openCatalog(ctx context.Context, cfg Config) (catalog.Catalog, error) {
 		props["type"] = string(cfg.Kind)
 		cat, err := catalog.Load(ctx, cfg.Name, props)
 		if err != nil {
+			if cfg.Kind == REST {
+				// The client's first request is GET {uri}/v1/config.
+				return nil, fmt.Errorf("open rest catalog %s (is the server running, and is the URI its base, without /v1?): %w", redact(cfg.URI), err)
+			}
 			return nil, fmt.Errorf("open %s catalog %s: %w", cfg.Kind, redact(cfg.URI), err)
 		}
 		return cat, nil

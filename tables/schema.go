@@ -68,14 +68,20 @@ func (p *Publisher) Identifier(qualTable string) (table.Identifier, error) {
 	if err := checkName(parts); err != nil {
 		return nil, fmt.Errorf("table %q: %w", qualTable, err)
 	}
+	ident := parts
 	if p.cfg.Namespace != "" {
-		ns := strings.Split(p.cfg.Namespace, ".")
-		return append(ns, strings.Join(parts, "_")), nil
-	}
-	if len(parts) < 2 {
+		ident = append(strings.Split(p.cfg.Namespace, "."), strings.Join(parts, "_"))
+	} else if len(parts) < 2 {
 		return nil, fmt.Errorf("table %q has no schema to take the namespace from; set the catalog namespace: %w", qualTable, ErrBadName)
 	}
-	return parts, nil
+	if p.cfg.Kind == REST && strings.Contains(ident[len(ident)-1], "%") {
+		// iceberg-go (v0.7.0) puts table names into the REST request
+		// paths unescaped: "%41" would name another table, and "%ER"
+		// sends the request to /v1. Escaped, Jetty-based servers
+		// (Iceberg's own) refuse it as ambiguous.
+		return nil, fmt.Errorf("table %q: a %% in a table name cannot reach a REST catalog: %w", qualTable, ErrBadName)
+	}
+	return ident, nil
 }
 
 // checkName refuses identifier parts that catalogs refuse or that would
