@@ -2,6 +2,7 @@ package tables
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 
@@ -56,4 +57,15 @@ func (p *Publisher) load(ctx context.Context, ident table.Identifier) (*table.Ta
 	}
 	p.loaded.put(ident, tbl)
 	return tbl, nil
+}
+
+// isConflict reports whether a commit failed because another writer
+// committed to the table first, so that committing again on the table as
+// the catalog has it now may succeed. The REST catalog says so with
+// table.ErrCommitFailed; iceberg-go's SQL and hadoop catalogs check the
+// commit's requirements (the branch still at the snapshot the commit
+// started from, the schema still the one it was built on) themselves and
+// return a plain error that only its text tells apart.
+func isConflict(err error) bool {
+	return errors.Is(err, table.ErrCommitFailed) || strings.Contains(strings.ToLower(err.Error()), "requirement failed")
 }

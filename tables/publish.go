@@ -199,7 +199,7 @@ func (p *Publisher) publishTable(ctx context.Context, r Round, name string, file
 				return c, nil
 			}
 		}
-		if !errors.Is(err, table.ErrCommitFailed) || attempt >= p.cfg.CommitAttempts || lerr != nil {
+		if !isConflict(err) || attempt >= p.cfg.CommitAttempts || lerr != nil {
 			return c, fmt.Errorf("commit %d files to %s (attempt %d): %w", len(files), strings.Join(ident, "."), attempt, errors.Join(err, lerr))
 		}
 		p.log.Info("iceberg commit conflict, retrying", "table", strings.Join(ident, "."), "round", r.RoundID, "attempt", attempt, "error", err)

@@ -149,7 +149,7 @@ func (p *Publisher) PrepareVersion(ctx context.Context, tv TableVersion) (Prepar
 			return Prepared{}, fmt.Errorf("table %q version %d is older than version %d that the Iceberg table %s already has, and was never given a schema there; it cannot be published", tv.Table, tv.Version, newest, strings.Join(ident, "."))
 		}
 		if err := p.evolve(ctx, tbl, tv, want); err != nil {
-			if !errors.Is(err, table.ErrCommitFailed) || attempt >= p.cfg.CommitAttempts {
+			if !isConflict(err) || attempt >= p.cfg.CommitAttempts {
 				return Prepared{}, fmt.Errorf("update schema of %s to version %d of %q: %w", strings.Join(ident, "."), tv.Version, tv.Table, err)
 			}
 			// Another writer committed first: look again at the table as

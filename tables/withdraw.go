@@ -67,7 +67,7 @@ func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []
 				"table", strings.Join(ident, "."), "files", len(drop))
 			return len(drop), nil
 		}
-		if !errors.Is(err, table.ErrCommitFailed) || attempt >= p.cfg.CommitAttempts {
+		if !isConflict(err) || attempt >= p.cfg.CommitAttempts {
 			return 0, fmt.Errorf("withdraw %d files from %s (attempt %d): %w", len(drop), strings.Join(ident, "."), attempt, err)
 		}
 		if err := waitRetry(ctx, attempt); err != nil {
