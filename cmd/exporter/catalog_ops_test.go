@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
+)
+
+// catalogCase is a catalog the sample is exported with: its flags, and
+// the config that opens it from the test.
+type catalogCase struct {
+	name string
+	args func(dir string) []string
+	cfg  func(dir, sink string) tables.Config
+}
+
+var catalogCases = []catalogCase{
+	{"sql", func(dir string) []string {
+		return []string{"--catalog", "sql", "--catalog-uri", "sqlite://" + filepath.Join(dir, "catalog.db")}
+	}, func(dir, sink string) tables.Config {
+		return tables.Config{Kind: tables.SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + sink + "/_iceberg"}
+	}},
+	{"hadoop", func(string) []string { return []string{"--catalog", "hadoop"} },
+		func(_, sink string) tables.Config {
+			return tables.Config{Kind: tables.Hadoop, Warehouse: "file://" + sink + "/_iceberg"}
+		}},
+}
+
+// exportSampleWithCatalog exports the GoldenGate sample into dir/lake
+// through the catalog of c, and returns the sink folder.
+func exportSampleWithCatalog(t *testing.T, dir string, c catalogCase) string {
+	t.Helper()
+	sink := filepath.Join(dir, "lake")
+	args := append([]string{"run", "--source", "file:../../testdata/goldengate/sample.jsonl", "--sink", "file://" + sink, "--once"}, c.args(dir)...)
+	if code, _, stderr := runExporter(t, nil, args...); code != exitOK {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	return sink
+}
+
+// TestTablesShowsEachTablesCurrentSnapshot: with the catalog flags,
+// `exporter tables` adds each table's current snapshot as the catalog
+// has it (iceberg-go's own view of the table), its rows (the sample's),
+// its data files (the table folder's) and its metadata file.
+func TestTablesShowsEachTablesCurrentSnapshot(t *testing.T) {
+	for _, c := range catalogCases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sink := exportSampleWithCatalog(t, dir, c)
+			code, out, stderr := runExporter(t, nil, append([]string{"tables", "--sink", "file://" + sink}, c.args(dir)...)...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			pub, err := tables.Open(context.Background(), c.cfg(dir, sink), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pub.Close()
+			for _, name := range []string{"HR.EMPLOYEES", "SALES.ORDERS"} {
+				ident, _ := pub.Identifier(name)
+				tbl, err := pub.Catalog().LoadTable(context.Background(), ident)
+				if err != nil {
+					t.Fatal(err)
+				}
+				snap := tbl.CurrentSnapshot()
+				files, _ := filepath.Glob(filepath.Join(sink, name, "*", "*", "*.parquet"))
+				if len(files) == 0 {
+					t.Fatalf("%s: no data files in the sink", name)
+				}
+				want := []string{name, name, strconv.FormatInt(snap.SnapshotID, 10),
+					time.UnixMilli(snap.TimestampMs).UTC().Format(time.RFC3339Nano),
+					"6", strconv.Itoa(len(files)), tbl.MetadataLocation()}
+				if !hasLine(out, want) {
+					t.Errorf("no line %v in:\n%s", want, out)
+				}
+				if _, err := os.Stat(strings.TrimPrefix(tbl.MetadataLocation(), "file://")); err != nil {
+					t.Errorf("%s: the metadata file shown is not there: %v", name, err)
+				}
+			}
+		})
+	}
+}
+
+// hasLine tells whether out has a line of exactly these fields.
+func hasLine(out string, fields []string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Join(strings.Fields(line), " ") == strings.Join(fields, " ") {
+			return true
+		}
+	}
+	return false
+}
