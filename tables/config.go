@@ -98,6 +98,9 @@ type Config struct {
 	// catalog reports a conflict (another writer committed first).
 	// Default 8.
 	CommitAttempts int
+	// Observer, when set, is told about every commit and conflict, for
+	// metrics. Default: none.
+	Observer Observer
 }
 
 // Validate reports every problem of c at once, each with its key.
