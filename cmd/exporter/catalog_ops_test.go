@@ -96,3 +96,53 @@ func hasLine(out string, fields []string) bool {
 	}
 	return false
 }
+
+// TestViewsPrintCatalogQueries: with the catalog flags, views adds the
+// Spark catalog settings and a view per table over lakehouse.NS.TABLE,
+// or DuckDB's iceberg_scan of each table's current metadata file (as
+// iceberg-go loads it), after the glob views. Spark runs the printed SQL
+// in enginetest/test_iceberg_reads.py.
+func TestViewsPrintCatalogQueries(t *testing.T) {
+	dir := t.TempDir()
+	c := catalogCases[1] // hadoop
+	sink := exportSampleWithCatalog(t, dir, c)
+	views := func(dialect string) string {
+		code, out, stderr := runExporter(t, nil, append([]string{"views", "--sink", "file://" + sink, "--dialect", dialect}, c.args(dir)...)...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", dialect, code, stderr)
+		}
+		if !strings.Contains(out, "__current") {
+			t.Errorf("%s: the glob views are gone:\n%s", dialect, out)
+		}
+		return out
+	}
+	spark := views("spark")
+	for _, want := range []string{
+		"SET spark.sql.catalog.lakehouse=org.apache.iceberg.spark.SparkCatalog;",
+		"SET spark.sql.catalog.lakehouse.type=hadoop;",
+		"SET spark.sql.catalog.lakehouse.warehouse=file://" + sink + "/_iceberg;",
+		"CREATE OR REPLACE TEMPORARY VIEW `SALES.ORDERS__iceberg` AS SELECT * FROM `lakehouse`.`SALES`.`ORDERS`;",
+		"CREATE OR REPLACE TEMPORARY VIEW `HR.EMPLOYEES__iceberg` AS SELECT * FROM `lakehouse`.`HR`.`EMPLOYEES`;",
+	} {
+		if !strings.Contains(spark, want) {
+			t.Errorf("spark views lack %q:\n%s", want, spark)
+		}
+	}
+	duck := views("duckdb")
+	pub, err := tables.Open(context.Background(), c.cfg(dir, sink), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	for _, name := range []string{"HR.EMPLOYEES", "SALES.ORDERS"} {
+		ident, _ := pub.Identifier(name)
+		tbl, err := pub.Catalog().LoadTable(context.Background(), ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `CREATE OR REPLACE VIEW "` + name + `__iceberg" AS SELECT * FROM iceberg_scan('` + tbl.MetadataLocation() + `');`
+		if !strings.Contains(duck, want) {
+			t.Errorf("duckdb views lack %q:\n%s", want, duck)
+		}
+	}
+}

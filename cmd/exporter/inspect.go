@@ -210,7 +210,8 @@ func (c *schemaCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logg
 }
 
 type viewsCmd struct {
-	sinkFlags `embed:""`
+	sinkFlags    `embed:""`
+	catalogFlags `embed:""`
 	Dialect   string `help:"SQL dialect: duckdb or spark." default:"duckdb" enum:"duckdb,spark" env:"EXPORTER_VIEWS_DIALECT"`
 	Root      string `help:"How the query engine reaches the sink (default: the sink's folder, or its s3:// URL)." env:"EXPORTER_VIEWS_ROOT"`
 }
@@ -228,6 +229,35 @@ func (c *viewsCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logge
 	if err != nil {
 		return err
 	}
+	if c.catalogFlags.given() {
+		more, err := c.icebergViews(ctx, st, logger)
+		if err != nil {
+			return err
+		}
+		sql += more
+	}
 	_, err = io.WriteString(stdout, sql)
 	return err
+}
+
+// icebergViews is the SQL reading the lake's tables through the catalog.
+func (c *viewsCmd) icebergViews(ctx context.Context, st sink, logger *slog.Logger) (string, error) {
+	registry, err := lakeview.ReadRegistry(ctx, st)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(registry))
+	for t := range registry {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	states, err := c.catalogFlags.states(ctx, st, names, logger)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := c.catalogFlags.config(st, tables.ByDay)
+	if err != nil {
+		return "", err
+	}
+	return tables.CatalogViews(*cfg, states, c.Dialect)
 }
