@@ -212,8 +212,8 @@ func (c *schemaCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logg
 type viewsCmd struct {
 	sinkFlags    `embed:""`
 	catalogFlags `embed:""`
-	Dialect   string `help:"SQL dialect: duckdb or spark." default:"duckdb" enum:"duckdb,spark" env:"EXPORTER_VIEWS_DIALECT"`
-	Root      string `help:"How the query engine reaches the sink (default: the sink's folder, or its s3:// URL)." env:"EXPORTER_VIEWS_ROOT"`
+	Dialect      string `help:"SQL dialect: duckdb or spark." default:"duckdb" enum:"duckdb,spark" env:"EXPORTER_VIEWS_DIALECT"`
+	Root         string `help:"How the query engine reaches the sink (default: the sink's folder, or its s3:// URL)." env:"EXPORTER_VIEWS_ROOT"`
 }
 
 func (c *viewsCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logger) error {
