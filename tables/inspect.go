@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 )
@@ -78,4 +79,31 @@ func summaryCount(v string) int64 {
 		return -1
 	}
 	return n
+}
+
+// Read scans the current snapshot of the table of a source table through
+// the catalog with iceberg-go's table scan: the columns named (all when
+// none), at most limit rows (all when limit <= 0). The caller releases
+// the result.
+func (p *Publisher) Read(ctx context.Context, qualTable string, columns []string, limit int64) (arrow.Table, error) {
+	ident, err := p.Identifier(qualTable)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := p.cat.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+	}
+	var opts []table.ScanOption
+	if len(columns) > 0 {
+		opts = append(opts, table.WithSelectedFields(columns...))
+	}
+	if limit > 0 {
+		opts = append(opts, table.WithLimit(limit))
+	}
+	out, err := tbl.Scan(opts...).ToArrowTable(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scan table %s: %w", strings.Join(ident, "."), err)
+	}
+	return out, nil
 }

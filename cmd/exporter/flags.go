@@ -27,7 +27,8 @@ type cli struct {
 	Tables     tablesCmd       `cmd:"" help:"List the tables of a lake: schema versions, files, rows, last position."`
 	Schema     schemaCmd       `cmd:"" help:"Show a table's Arrow schema and its DDL history."`
 	Validate   validateCmd     `cmd:"" help:"Check the configuration run would use (config file, EXPORTER_* environment, run flags) and report every problem at once, with its key, variable or flag."`
-	Views      viewsCmd        `cmd:"" help:"Print SQL creating a view per table over all its schema versions, and a current-state view per table."`
+	Views      viewsCmd        `cmd:"" help:"Print SQL creating a view per table over all its schema versions, and a current-state view per table; with --catalog, also views through the Iceberg catalog."`
+	Scan       scanCmd         `cmd:"" help:"Read a table through the Iceberg catalog (--catalog ...) with iceberg-go's table scan and print its rows."`
 	Checkpoint checkpointCmd   `cmd:"" help:"Repair progress records: checkpoint rebuild."`
 }
 
