@@ -21,6 +21,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
@@ -46,34 +47,44 @@ func BenchmarkConvert(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tables := 4
+	tableCount := 4
 	if v, err := strconv.Atoi(os.Getenv("BENCH_TABLES")); err == nil && v > 0 {
-		tables = v
+		tableCount = v
 	}
-	st, err := gen.Write(f, gen.Options{Records: n, Tables: tables, Columns: 12, Seed: 1})
+	st, err := gen.Write(f, gen.Options{Records: n, Tables: tableCount, Columns: 12, Seed: 1})
 	f.Close()
 	if err != nil {
 		b.Fatal(err)
 	}
-	report := func(b *testing.B) {
+	// report gives records/s by the clock and the process's CPU time per
+	// record since cpu0: on a shared machine the clock measures the
+	// neighbours too, the CPU time much less so.
+	report := func(b *testing.B, cpu0 time.Duration) {
 		secs := b.Elapsed().Seconds() / float64(b.N)
 		b.ReportMetric(float64(st.DML)/secs, "records/s")
+		b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N)/float64(st.DML), "cpu-ns/record")
 		b.ReportMetric(float64(st.Bytes)/secs/1e6, "MB/s")
 		b.ReportMetric(0, "ns/op")
 	}
 
 	fromFile := func() (source.Source, error) { return source.NewFiles([]string{in}, 0, nil) }
+	var exportWith func(b *testing.B, st pipeline.Store, open func() (source.Source, error), with func(*pipeline.Config))
 	// exportTo runs the exporter from a fresh source into st and checks
 	// that every row arrived.
 	exportTo := func(b *testing.B, st pipeline.Store, open func() (source.Source, error)) {
+		exportWith(b, st, open, func(*pipeline.Config) {})
+	}
+	exportWith = func(b *testing.B, st pipeline.Store, open func() (source.Source, error), with func(*pipeline.Config)) {
 		src, err := open()
 		if err != nil {
 			b.Fatal(err)
 		}
 		dec, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
-		sum, err := pipeline.Run(context.Background(), pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0,
+		cfg := pipeline.Config{Source: src, Store: st, Decoder: dec, MaxRejects: 0,
 			NewDecoder: newGG, DecodeWorkers: decodeWorkers(),
-			Schema: arrowschema.Options{BeforeImage: true}, Writer: writer.Config{MaxRows: 25_000}})
+			Schema: arrowschema.Options{BeforeImage: true}, Writer: writer.Config{MaxRows: 25_000}}
+		with(&cfg)
+		sum, err := pipeline.Run(context.Background(), cfg)
 		src.Close()
 		if err != nil {
 			b.Fatal(err)
@@ -90,6 +101,7 @@ func BenchmarkConvert(b *testing.B) {
 	b.Run("exporter", func(b *testing.B) {
 		b.ReportAllocs()
 		var out int64
+		cpu0 := processCPU()
 		for i := 0; b.Loop(); i++ {
 			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
 			st, _ := store.NewLocal(dir)
@@ -97,7 +109,7 @@ func BenchmarkConvert(b *testing.B) {
 			out = dirSize(dir)
 			os.RemoveAll(dir)
 		}
-		report(b)
+		report(b, cpu0)
 		b.ReportMetric(float64(out), "out-bytes")
 		// The process's peak RSS so far: run this sub-benchmark alone
 		// (-bench 'Convert/exporter$') for a figure that is the exporter's.
@@ -107,41 +119,122 @@ func BenchmarkConvert(b *testing.B) {
 		}
 	})
 
+	// The same export publishing every table to Iceberg through the SQL
+	// catalog: on the PostgreSQL of EXPORTER_TEST_POSTGRES_DSN when it is
+	// set (scripts/bench-catalog.sh starts one), else on SQLite. Each
+	// iteration gets a catalog of its own, so every run creates its
+	// tables anew.
+	catalogFor := func(b *testing.B, dir string, i int) tables.Config {
+		cat := tables.Config{Kind: tables.SQL, Name: fmt.Sprintf("bench%d_%d", i, time.Now().UnixNano()),
+			URI: "sqlite://" + filepath.Join(b.TempDir(), "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "_iceberg")}
+		if dsn := os.Getenv("EXPORTER_TEST_POSTGRES_DSN"); dsn != "" {
+			cat.URI = dsn
+		}
+		return cat
+	}
+	b.Run("exporter-catalog", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu0 := processCPU()
+		for i := 0; b.Loop(); i++ {
+			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
+			st, _ := store.NewLocal(dir)
+			cat := catalogFor(b, dir, i)
+			exportWith(b, st, fromFile, func(c *pipeline.Config) { c.Catalog = &cat })
+			os.RemoveAll(dir)
+		}
+		report(b, cpu0)
+	})
+	// The tables exist already (created by an export before the clock
+	// starts): what every run after the first pays.
+	b.Run("exporter-catalog-warm", func(b *testing.B) {
+		b.ReportAllocs()
+		warehouse := b.TempDir()
+		cat := catalogFor(b, warehouse, 0)
+		first, _ := store.NewLocal(filepath.Join(b.TempDir(), "first"))
+		exportWith(b, first, fromFile, func(c *pipeline.Config) { c.Catalog = &cat })
+		cpu0 := processCPU()
+		for i := 0; b.Loop(); i++ {
+			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
+			st, _ := store.NewLocal(dir)
+			exportWith(b, st, fromFile, func(c *pipeline.Config) { c.Catalog = &cat })
+			os.RemoveAll(dir)
+		}
+		report(b, cpu0)
+	})
+
 	// The same export to MinIO: uploads overlap decoding, so this should
 	// stay close to the local figure.
 	b.Run("exporter-s3", func(b *testing.B) {
 		creds := miniotest.Shared(b)
 		b.ReportAllocs()
+		cpu0 := processCPU()
 		for i := 0; b.Loop(); i++ {
 			st, _ := miniotest.NewBucket(b, creds, "bench", nil)
 			exportTo(b, st, fromFile)
 		}
-		report(b)
+		report(b, cpu0)
 	})
 
-	// Kafka → Parquet → MinIO, the production path: the broker (kfake, in
-	// this process) is filled once; each iteration drains it with a new
-	// consumer group into a new bucket.
-	b.Run("exporter-kafka-s3", func(b *testing.B) {
-		creds := miniotest.Shared(b)
-		addrs := kafkatest.Start(b, "cdc", 4)
+	// Kafka → Parquet, the production path, to a local folder and to
+	// MinIO. The broker is the Apache Kafka broker of
+	// EXPORTER_TEST_KAFKA_BROKERS when it is set (scripts/bench-paths.sh
+	// starts one), else kfake in this process, whose own work then counts
+	// against the exporter. The topic (BENCH_PARTITIONS partitions, 3 by
+	// default) is filled once; each iteration drains it with a new
+	// consumer group.
+	var kafkaAddrs []string
+	var kafkaTopic string
+	parent := b
+	fillKafka := func(b *testing.B) {
+		if kafkaAddrs != nil {
+			return
+		}
+		partitions := 3
+		if v, err := strconv.Atoi(os.Getenv("BENCH_PARTITIONS")); err == nil && v > 0 {
+			partitions = v
+		}
+		// kfake lives as long as BenchmarkConvert, for both sub-benchmarks.
+		kafkaAddrs = kafkatest.Cluster(parent)
+		kafkaTopic = kafkatest.Unique("bench")
+		kafkatest.CreateTopic(b, kafkaAddrs, kafkaTopic, partitions)
 		data, _ := os.ReadFile(in)
 		lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
-		kafkatest.Produce(b, addrs, "cdc", lines, kafkatest.TableKey)
+		kafkatest.Produce(b, kafkaAddrs, kafkaTopic, lines, kafkatest.TableKey)
+	}
+	fromKafka := func(i int) func() (source.Source, error) {
+		group := fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano())
+		return func() (source.Source, error) {
+			return source.NewKafka(source.KafkaConfig{Brokers: kafkaAddrs, Topics: []string{kafkaTopic}, Group: group, Once: true})
+		}
+	}
+	b.Run("exporter-kafka", func(b *testing.B) {
+		fillKafka(b)
 		b.ReportAllocs()
+		cpu0 := processCPU()
+		for i := 0; b.Loop(); i++ {
+			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
+			st, _ := store.NewLocal(dir)
+			exportTo(b, st, fromKafka(i))
+			os.RemoveAll(dir)
+		}
+		report(b, cpu0)
+	})
+	b.Run("exporter-kafka-s3", func(b *testing.B) {
+		creds := miniotest.Shared(b)
+		fillKafka(b)
+		b.ReportAllocs()
+		cpu0 := processCPU()
 		for i := 0; b.Loop(); i++ {
 			st, _ := miniotest.NewBucket(b, creds, "bench", nil)
-			group := fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano())
-			exportTo(b, st, func() (source.Source, error) {
-				return source.NewKafka(source.KafkaConfig{Brokers: addrs, Topics: []string{"cdc"}, Group: group, Once: true})
-			})
+			exportTo(b, st, fromKafka(i))
 		}
-		report(b)
+		report(b, cpu0)
 	})
 
 	b.Run("duckdb", func(b *testing.B) {
 		db := duckq.OpenTB(b)
 		var out int64
+		cpu0 := processCPU()
 		for i := 0; b.Loop(); i++ {
 			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
 			if _, err := db.Exec(duckq.ConvertSQL(in, dir)); err != nil {
@@ -150,7 +243,7 @@ func BenchmarkConvert(b *testing.B) {
 			out = dirSize(dir)
 			os.RemoveAll(dir)
 		}
-		report(b)
+		report(b, cpu0)
 		b.ReportMetric(float64(out), "out-bytes")
 	})
 }
@@ -178,4 +271,13 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// processCPU is the CPU time, user and system, the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

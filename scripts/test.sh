@@ -24,11 +24,13 @@ source scripts/minio.sh
 source scripts/kafka.sh
 source scripts/spark.sh
 source scripts/postgres.sh
+source scripts/restcatalog.sh
 # A server killed by its signal makes wait return 143: stopping is never the test's failure.
-trap 'minio_stop || true; kafka_stop || true; postgres_stop || true' EXIT
+trap 'minio_stop || true; kafka_stop || true; postgres_stop || true; restcatalog_stop || true' EXIT
 minio_start
 kafka_start
 postgres_start
+restcatalog_start
 spark_install
 
 echo "== tests"

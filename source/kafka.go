@@ -1,6 +1,7 @@
 package source
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -174,11 +175,14 @@ func KafkaPartitionName(topic string, partition int) string {
 // kafkaEvent is a record when ctl, eof and err are all unset. The record
 // travels by value: one allocation less per record.
 type kafkaEvent struct {
-	msg Message
-	ctl *Control
-	eof bool
-	err error
-	gen int32 // generation of a message or control
+	// msgs are consecutive records of one partition, at most
+	// maxEventMessages: one channel send per fetch response, not per
+	// record.
+	msgs []Message
+	ctl  *Control
+	eof  bool
+	err  error
+	gen  int32 // generation of a message or control
 }
 
 // Kafka consumes topics in a consumer group. Offsets are never committed
@@ -195,7 +199,9 @@ type Kafka struct {
 
 	mu  sync.Mutex
 	gen *kafka.Generation
-	cur Message
+	// pending holds the records of the last event that Next has not
+	// handed out yet.
+	pending []Message
 	// Once mode, touched by the run goroutine only: the high watermark of
 	// every partition of the subscription when the drain started, and
 	// what a drain that waits for other members' partitions last saw:
@@ -251,7 +257,7 @@ func NewKafka(cfg KafkaConfig) (*Kafka, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &Kafka{cfg: cfg, log: cfg.Logger, topics: topics, refresh: make(chan struct{}, 1),
-		events: make(chan kafkaEvent, 256), cancel: cancel, active: -1}
+		events: make(chan kafkaEvent, eventsQueued), cancel: cancel, active: -1}
 	k.wg.Add(1)
 	go func() {
 		defer k.wg.Done()
@@ -268,6 +274,9 @@ func (k *Kafka) Next(ctx context.Context) (*Message, error) {
 	// and the idle timer and the three-way select cost more than the
 	// record itself. A cancelled ctx takes the slow path, so that it is
 	// noticed as before.
+	if len(k.pending) > 0 && ctx.Err() == nil {
+		return k.pop(), nil
+	}
 	for ctx.Err() == nil {
 		select {
 		case ev := <-k.events:
@@ -312,11 +321,19 @@ func (k *Kafka) event(ev *kafkaEvent) (m *Message, ok bool, err error) {
 		}
 		return &Message{Control: ev.ctl}, true, nil
 	}
-	if ev.gen != k.active {
+	if ev.gen != k.active || len(ev.msgs) == 0 {
 		return nil, false, nil
 	}
-	k.cur = ev.msg
-	return &k.cur, true, nil
+	k.pending = ev.msgs
+	return k.pop(), true, nil
+}
+
+// pop hands out the next pending record. The pointer stays valid after
+// the next call: each event's slice is its own.
+func (k *Kafka) pop() *Message {
+	m := &k.pending[0]
+	k.pending = k.pending[1:]
+	return m
 }
 
 // Ack commits offsets: offsets[partition] is the last offset that is
@@ -615,18 +632,26 @@ func topicsOf(names []string) []string {
 	return slices.Compact(topics)
 }
 
+// maxEventMessages caps the records of one event, and eventsQueued the
+// events waiting for Next: together they bound what the partitions have
+// fetched ahead of the pipeline (about as much as kafka.Reader's queues
+// held, 100 records per partition and 256 in ours, did before).
+const (
+	maxEventMessages = 128
+	eventsQueued     = 8
+)
+
 func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partition int, name string, start, hw int64, drained *sync.WaitGroup) {
-	// No read-ahead of our own: the reader already decodes on its own
-	// goroutine into a queue of 100 messages while the rest of a fetch
-	// response (at most MaxBytes) streams off the socket, and the next
-	// fetch costs one round trip per MaxBytes. Profiles put the time in
-	// per-record work, not in waiting for fetches.
 	var conns connCloser
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: k.cfg.Brokers, Topic: topic, Partition: partition, Dialer: conns.dialer(k.cfg.Dialer),
-		MinBytes: k.cfg.MinBytes, MaxBytes: k.cfg.MaxBytes, MaxWait: k.cfg.MaxWait})
+	f := &partitionFetcher{dialer: conns.dialer(k.cfg.Dialer), brokers: k.cfg.Brokers, topic: topic, partition: partition, name: name,
+		minBytes: k.cfg.MinBytes, maxBytes: k.cfg.MaxBytes, maxWait: k.cfg.MaxWait, log: k.log}
+	// A fetch waits on its socket up to MaxWait for records: cutting the
+	// sockets ends it at once when the generation ends or the source
+	// closes, instead of every rebalance and Close paying that wait.
+	stop := context.AfterFunc(ctx, conns.close)
 	defer func() {
+		stop()
 		conns.close()
-		r.Close()
 	}()
 	signalled := false
 	signal := func() {
@@ -636,18 +661,22 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 		}
 	}
 	defer signal()
-	if err := r.SetOffset(start); err != nil {
-		k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: seek to %d: %w", name, start, err)})
-		return
-	}
-	if hw == 0 || (hw > 0 && start >= hw) || (hw > 0 && start == kafka.LastOffset) {
+	if hw == 0 || (hw > 0 && (start >= hw || start == kafka.LastOffset)) {
 		// nothing to read up to the watermark seen at start
 		signal()
 		<-ctx.Done()
 		return
 	}
+	offset, err := f.resolve(ctx, start)
 	for {
-		m, err := r.FetchMessage(ctx)
+		var ret *errRetention
+		if errors.As(err, &ret) {
+			// Nothing the exporter accepted is lost, but the records were
+			// never read: say so loudly, and go on with what is there.
+			k.log.Error("kafka records expired before export", "group", k.cfg.Group, "partition", name,
+				"first_missing", ret.from, "last_missing", ret.first-1, "error", ret.Error())
+			offset, err = ret.first, nil
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -661,18 +690,27 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 				<-ctx.Done()
 				return
 			}
-			k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: fetch: %w", name, err)})
+			k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: %w", name, err)})
 			return
 		}
-		msg := Message{Value: m.Value, Owned: true, Partition: name, Offset: m.Offset, Origin: name, Sep: '@',
-			Size: int64(len(m.Value)), Lag: r.Lag()}
-		if !k.emit(ctx, kafkaEvent{msg: msg, gen: genID}) {
-			return
-		}
-		if hw >= 0 && m.Offset >= hw-1 {
+		if hw > 0 && offset >= hw {
 			signal()
 			<-ctx.Done()
 			return
+		}
+		offset, err = f.next(ctx, offset, func(msgs []Message) bool {
+			if hw > 0 {
+				// Once mode: what was produced after the drain started
+				// waits for the next run.
+				n, _ := slices.BinarySearchFunc(msgs, hw, func(m Message, hw int64) int { return cmp.Compare(m.Offset, hw) })
+				if msgs = msgs[:n:n]; len(msgs) == 0 {
+					return false
+				}
+			}
+			return k.emit(ctx, kafkaEvent{msgs: msgs, gen: genID})
+		})
+		if hw > 0 && offset >= hw {
+			err = nil // reached the watermark: whatever cut the fetch short does not matter
 		}
 	}
 }
@@ -682,4 +720,4 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 func (k *Kafka) PerPartitionCatalog() bool { return true }
 
 // Ready reports whether Next would return without waiting.
-func (k *Kafka) Ready() bool { return len(k.events) > 0 }
+func (k *Kafka) Ready() bool { return len(k.pending) > 0 || len(k.events) > 0 }

@@ -2,14 +2,21 @@ package source_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/kafkatest"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/syncbuf"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestKafkaCloseDoesNotWaitForFetch: once a partition is drained, its
@@ -116,5 +123,116 @@ func TestKafkaValuesAreOwned(t *testing.T) {
 	}
 	if len(values) != len(lines) {
 		t.Errorf("read %d of %d records", len(values), len(lines))
+	}
+}
+
+// Records that retention deleted after the group committed an offset
+// before them were never exported: the source goes on from the first
+// record the broker still has, and says which records it never saw,
+// instead of skipping them in silence.
+func TestKafkaReportsRecordsDeletedByRetention(t *testing.T) {
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Broker) {
+		tp := b.Topic(t, 1)
+		var lines [][]byte
+		for i := range 10 {
+			lines = append(lines, fmt.Appendf(nil, `{"n":%d}`, i))
+		}
+		kafkatest.ProduceTo(t, tp.Addrs, tp.Name, 0, lines[:3])
+		group := tp.Group("g-retention")
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		first, err := source.NewKafka(source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: group, Once: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := drain(t, ctx, first, nil); n != 3 {
+			t.Fatalf("first run read %d records, want 3", n)
+		}
+		if err := first.Ack(ctx, map[string]int64{tp.Partition(0): 2}); err != nil {
+			t.Fatal(err)
+		}
+		first.Close()
+
+		kafkatest.ProduceTo(t, tp.Addrs, tp.Name, 0, lines[3:])
+		kafkatest.DeleteRecords(t, tp, 0, 6)
+		var logs syncbuf.Buffer
+		src, err := source.NewKafka(source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: group, Once: true,
+			Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		var got []string
+		drainMessages(t, ctx, src, func(_ int, m *source.Message) { got = append(got, string(m.Value)) })
+		if want := []string{`{"n":6}`, `{"n":7}`, `{"n":8}`, `{"n":9}`}; !slices.Equal(got, want) {
+			t.Errorf("second run read %q, want %q", got, want)
+		}
+		var found bool
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, `"msg":"kafka records expired before export"`) {
+				found = true
+				for _, want := range []string{`"level":"ERROR"`, `"first_missing":3`, `"last_missing":5`, `"partition":"` + tp.Partition(0) + `"`} {
+					if !strings.Contains(line, want) {
+						t.Errorf("log line %s lacks %s", line, want)
+					}
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no log line says records were deleted before export; logs:\n%s", logs.String())
+		}
+	})
+}
+
+// A fetch connection that breaks (a broker restarting, a leader moving)
+// is dialled again and the partition goes on where it was: every record
+// is read once and in order.
+func TestKafkaFetchSurvivesBrokenConnections(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "cdc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var lines [][]byte
+	for i := range 1000 {
+		lines = append(lines, fmt.Appendf(nil, `{"n":%d,"pad":"%s"}`, i, strings.Repeat("x", 40)))
+	}
+	for i := 0; i < len(lines); i += 50 {
+		// one record batch each: a fetch of MaxBytes 4096 gets one
+		kafkatest.Produce(t, c.ListenAddrs(), "cdc", lines[i:i+50], func(l []byte) []byte { return nil })
+	}
+	// Every fifth fetch request fails, which closes its connection.
+	var fetches atomic.Int32
+	c.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if fetches.Add(1)%5 == 0 {
+			return nil, errors.New("connection cut by the test"), true
+		}
+		return nil, nil, false
+	})
+	src, err := source.NewKafka(source.KafkaConfig{Brokers: c.ListenAddrs(), Topics: []string{"cdc"}, Group: "g-cut", Once: true,
+		MaxBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var offsets []int64
+	var values []string
+	drainMessages(t, ctx, src, func(_ int, m *source.Message) {
+		offsets = append(offsets, m.Offset)
+		values = append(values, string(m.Value))
+	})
+	if len(values) != len(lines) {
+		t.Fatalf("read %d records, want %d", len(values), len(lines))
+	}
+	for i, v := range values {
+		if v != string(lines[i]) || offsets[i] != int64(i) {
+			t.Fatalf("record %d: offset %d value %s, want offset %d value %s", i, offsets[i], v, i, lines[i])
+		}
+	}
+	if n := fetches.Load(); n < 10 {
+		t.Errorf("only %d fetches: too few for the test to have cut any connection", n)
 	}
 }

@@ -98,6 +98,9 @@ type Config struct {
 	// catalog reports a conflict (another writer committed first).
 	// Default 8.
 	CommitAttempts int
+	// PublishConcurrency is how many tables a round commits at once.
+	// Default 8.
+	PublishConcurrency int
 	// Observer, when set, is told about every commit and conflict, for
 	// metrics. Default: none.
 	Observer Observer
@@ -243,6 +246,10 @@ func openCatalog(ctx context.Context, cfg Config) (catalog.Catalog, error) {
 		props["type"] = string(cfg.Kind)
 		cat, err := catalog.Load(ctx, cfg.Name, props)
 		if err != nil {
+			if cfg.Kind == REST {
+				// The client's first request is GET {uri}/v1/config.
+				return nil, fmt.Errorf("open rest catalog %s (is the server running, and is the URI its base, without /v1?): %w", redact(cfg.URI), err)
+			}
 			return nil, fmt.Errorf("open %s catalog %s: %w", cfg.Kind, redact(cfg.URI), err)
 		}
 		return cat, nil
@@ -271,6 +278,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CommitAttempts == 0 {
 		c.CommitAttempts = 8
+	}
+	if c.PublishConcurrency <= 0 {
+		c.PublishConcurrency = 8
 	}
 	return c
 }

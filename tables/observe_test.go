@@ -86,7 +86,8 @@ func TestObserverCountsCommitsAndConflicts(t *testing.T) {
 	}
 	defer other.Close()
 
-	v1, err := p.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)})
+	// The other writer creates the table and commits a first round.
+	v1, err := other.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,13 +99,21 @@ func TestObserverCountsCommitsAndConflicts(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// This publisher loads the table through the racing catalog, whose
+	// first commit lets the other writer commit again and then reports
+	// the conflict.
 	inner := p.cat
-	p.cat = &racingCatalog{Catalog: inner, race: func() {
+	racing := &racingCatalog{Catalog: inner}
+	p.cat = racing
+	defer func() { p.cat = inner }()
+	if _, err := p.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)}); err != nil {
+		t.Fatal(err)
+	}
+	racing.race = func() {
 		if _, err := other.Publish(ctx, Round{RunID: "other", RoundID: "1", Files: []DataFile{theirs}}); err != nil {
 			t.Errorf("the other writer's commit: %v", err)
 		}
-	}}
-	defer func() { p.cat = inner }()
+	}
 	if _, err := p.Publish(ctx, Round{RunID: "mine", RoundID: "1", Files: []DataFile{mine}}); err != nil {
 		t.Fatal(err)
 	}

@@ -41,15 +41,17 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"golang.org/x/sync/errgroup"
 )
 
 // Publisher creates and evolves Iceberg tables and commits rounds of data
 // files to them. Its methods are safe for concurrent use on different
 // tables; the catalog's optimistic concurrency orders commits to one.
 type Publisher struct {
-	cat catalog.Catalog
-	cfg Config
-	log *slog.Logger
+	cat    catalog.Catalog
+	cfg    Config
+	log    *slog.Logger
+	loaded loadedTables
 }
 
 // Close releases the catalog's connections.
@@ -106,10 +108,13 @@ type Committed struct {
 }
 
 // Publish commits each table's files of r as one snapshot of that table
-// (see the package comment). Tables are committed in name order; a
-// table that fails does not stop the others, and the error names every
-// table that failed: the round is then not published, and the caller
-// must neither checkpoint nor acknowledge it, but call Publish again.
+// (see the package comment). Up to Config.PublishConcurrency tables are
+// committed at once: each commit is a few catalog round trips and file
+// writes, and a round of hundreds of tables would otherwise wait for
+// them one after the other. A table that fails does not stop the
+// others, and the error names every table that failed: the round is
+// then not published, and the caller must neither checkpoint nor
+// acknowledge it, but call Publish again.
 func (p *Publisher) Publish(ctx context.Context, r Round) ([]Committed, error) {
 	if r.RunID == "" || r.RoundID == "" {
 		return nil, errors.New("publish round: run id and round id are required to recognise the round on recovery")
@@ -123,15 +128,26 @@ func (p *Publisher) Publish(ctx context.Context, r Round) ([]Committed, error) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	results := make([]Committed, len(names))
+	errs := make([]error, len(names))
+	var g errgroup.Group
+	g.SetLimit(p.cfg.PublishConcurrency)
+	for i, name := range names {
+		g.Go(func() error {
+			c, err := p.publishTable(ctx, r, name, byTable[name])
+			if err != nil {
+				errs[i] = fmt.Errorf("publish round %s/%s to table %q: %w", r.RunID, r.RoundID, name, err)
+			}
+			results[i] = c
+			return nil
+		})
+	}
+	g.Wait()
 	var out []Committed
-	var errs []error
-	for _, name := range names {
-		c, err := p.publishTable(ctx, r, name, byTable[name])
-		if err != nil {
-			errs = append(errs, fmt.Errorf("publish round %s/%s to table %q: %w", r.RunID, r.RoundID, name, err))
-			continue
+	for i := range names {
+		if errs[i] == nil {
+			out = append(out, results[i])
 		}
-		out = append(out, c)
 	}
 	return out, errors.Join(errs...)
 }
@@ -142,9 +158,13 @@ func (p *Publisher) publishTable(ctx context.Context, r Round, name string, file
 		return Committed{}, err
 	}
 	c := Committed{Table: name, Identifier: ident, Files: len(files)}
-	tbl, err := p.cat.LoadTable(ctx, ident)
-	if err != nil {
-		return c, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+	tbl := p.loaded.get(ident)
+	if tbl == nil || !hasVersions(tbl, files) {
+		// Not loaded yet, or loaded before another instance gave it a
+		// version that these files have.
+		if tbl, err = p.load(ctx, ident); err != nil {
+			return c, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+		}
 	}
 	summary, err := summaryProps(r, files)
 	if err != nil {
@@ -164,6 +184,7 @@ func (p *Publisher) publishTable(ctx context.Context, r Round, name string, file
 		start := time.Now()
 		committed, err := appendFiles(ctx, tbl, dfs, summary)
 		if err == nil {
+			p.loaded.put(ident, committed)
 			c.SnapshotID = committed.CurrentSnapshot().SnapshotID
 			p.committed(name, committed.CurrentSnapshot(), time.Since(start))
 			p.log.Debug("iceberg round committed", "table", strings.Join(ident, "."), "round", r.RoundID,
@@ -172,7 +193,7 @@ func (p *Publisher) publishTable(ctx context.Context, r Round, name string, file
 		}
 		// A failed commit may still have reached the catalog (a lost
 		// response): the reloaded table says, through the round id.
-		reloaded, lerr := p.cat.LoadTable(ctx, ident)
+		reloaded, lerr := p.load(ctx, ident)
 		if lerr == nil {
 			if s := RoundSnapshot(reloaded, r.RunID, r.RoundID); s != nil {
 				c.SnapshotID = s.SnapshotID
@@ -190,6 +211,17 @@ func (p *Publisher) publishTable(ctx context.Context, r Round, name string, file
 		}
 		tbl = reloaded
 	}
+}
+
+// hasVersions reports whether tbl has an Iceberg schema for the version
+// of every file.
+func hasVersions(tbl *table.Table, files []DataFile) bool {
+	for _, f := range files {
+		if _, ok := versionSchema(tbl, f.Version); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // appendFiles commits one snapshot adding dfs. The round id check stands

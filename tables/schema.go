@@ -68,14 +68,20 @@ func (p *Publisher) Identifier(qualTable string) (table.Identifier, error) {
 	if err := checkName(parts); err != nil {
 		return nil, fmt.Errorf("table %q: %w", qualTable, err)
 	}
+	ident := parts
 	if p.cfg.Namespace != "" {
-		ns := strings.Split(p.cfg.Namespace, ".")
-		return append(ns, strings.Join(parts, "_")), nil
-	}
-	if len(parts) < 2 {
+		ident = append(strings.Split(p.cfg.Namespace, "."), strings.Join(parts, "_"))
+	} else if len(parts) < 2 {
 		return nil, fmt.Errorf("table %q has no schema to take the namespace from; set the catalog namespace: %w", qualTable, ErrBadName)
 	}
-	return parts, nil
+	if p.cfg.Kind == REST && strings.Contains(ident[len(ident)-1], "%") {
+		// iceberg-go (v0.7.0) puts table names into the REST request
+		// paths unescaped: "%41" would name another table, and "%ER"
+		// sends the request to /v1. Escaped, Jetty-based servers
+		// (Iceberg's own) refuse it as ambiguous.
+		return nil, fmt.Errorf("table %q: a %% in a table name cannot reach a REST catalog: %w", qualTable, ErrBadName)
+	}
+	return ident, nil
 }
 
 // checkName refuses identifier parts that catalogs refuse or that would
@@ -123,9 +129,13 @@ func (p *Publisher) PrepareVersion(ctx context.Context, tv TableVersion) (Prepar
 	if err != nil {
 		return Prepared{}, fmt.Errorf("table %q version %d: its columns have no Iceberg type: %w", tv.Table, tv.Version, err)
 	}
-	tbl, err := p.loadOrCreate(ctx, ident, tv, want)
-	if err != nil {
-		return Prepared{}, err
+	tbl := p.loaded.get(ident)
+	if tbl == nil || !hasVersion(tbl, tv.Version) {
+		// Not loaded yet, or the version is new here: another instance
+		// may have given it a schema since.
+		if tbl, err = p.loadOrCreate(ctx, ident, tv, want); err != nil {
+			return Prepared{}, err
+		}
 	}
 	for attempt := 1; ; attempt++ {
 		if sc, ok := versionSchema(tbl, tv.Version); ok {
@@ -148,7 +158,7 @@ func (p *Publisher) PrepareVersion(ctx context.Context, tv TableVersion) (Prepar
 				return Prepared{}, err
 			}
 		}
-		if tbl, err = p.cat.LoadTable(ctx, ident); err != nil {
+		if tbl, err = p.load(ctx, ident); err != nil {
 			return Prepared{}, fmt.Errorf("reload table %s: %w", strings.Join(ident, "."), err)
 		}
 	}
@@ -158,7 +168,7 @@ func (p *Publisher) PrepareVersion(ctx context.Context, tv TableVersion) (Prepar
 // version tv as its first schema when it does not exist.
 func (p *Publisher) loadOrCreate(ctx context.Context, ident table.Identifier, tv TableVersion, want *iceberg.Schema) (*table.Table, error) {
 	name := strings.Join(ident, ".")
-	tbl, err := p.cat.LoadTable(ctx, ident)
+	tbl, err := p.load(ctx, ident)
 	if err == nil {
 		return tbl, nil
 	}
@@ -181,6 +191,7 @@ func (p *Publisher) loadOrCreate(ctx context.Context, ident table.Identifier, tv
 	if err != nil {
 		return nil, fmt.Errorf("create table %s for %q: %w", name, tv.Table, err)
 	}
+	p.loaded.put(ident, tbl)
 	p.log.Info("iceberg table created", "table", name, "source", tv.Table, "schema_version", tv.Version)
 	return tbl, nil
 }
@@ -236,6 +247,12 @@ func (p *Publisher) createOptions(tv TableVersion, want *iceberg.Schema) ([]cata
 }
 
 func schemaProp(version int) string { return propSchemaPrefix + strconv.Itoa(version) }
+
+// hasVersion reports whether tbl has an Iceberg schema for a version.
+func hasVersion(tbl *table.Table, version int) bool {
+	_, ok := versionSchema(tbl, version)
+	return ok
+}
 
 // versionSchema returns the Iceberg schema the table recorded for a
 // source schema version.

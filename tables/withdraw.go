@@ -32,7 +32,7 @@ func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []
 		want[l] = true
 	}
 	for attempt := 1; ; attempt++ {
-		tbl, err := p.cat.LoadTable(ctx, ident)
+		tbl, err := p.load(ctx, ident)
 		if errors.Is(err, catalog.ErrNoSuchTable) {
 			return 0, nil
 		}
@@ -60,7 +60,9 @@ func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []
 		start := time.Now()
 		var committed *table.Table
 		if err = txn.ReplaceDataFilesWithDataFiles(ctx, drop, nil, props); err == nil {
-			committed, err = txn.Commit(ctx)
+			if committed, err = txn.Commit(ctx); err == nil {
+				p.loaded.put(ident, committed)
+			}
 		}
 		if err == nil {
 			p.committed(qualTable, committed.CurrentSnapshot(), time.Since(start))
