@@ -6,6 +6,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,14 @@ type Metrics struct {
 	versions       *prometheus.GaugeVec // table
 	lastCheckpoint prometheus.Gauge
 	lag            *prometheus.GaugeVec // partition
+
+	icebergCommits    *prometheus.CounterVec // table
+	icebergConflicts  *prometheus.CounterVec // table
+	icebergSeconds    prometheus.Histogram
+	icebergLastCommit *prometheus.GaugeVec // table
+	icebergSnapshot   *prometheus.GaugeVec // table, snapshot_id
+	snapshotsMu       sync.Mutex
+	snapshots         map[string]string // table → the snapshot_id label of its icebergSnapshot series
 
 	newestOpTS atomic.Int64 // unix micro of the newest op_ts in a durable file
 	now        func() time.Time
@@ -83,6 +92,20 @@ func New() *Metrics {
 	})
 	m.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "exporter_encoder_fallbacks_total",
 		Help: "Data files written by pqarrow because the lean Parquet encoder does not take their shape, by reason: schema, batch."}, []string{"reason"})
+	m.icebergCommits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "exporter_iceberg_commits_total",
+		Help: "Snapshots committed to the Iceberg tables (a round's files, or files withdrawn by recovery), by table."}, []string{"table"})
+	m.icebergConflicts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "exporter_iceberg_commit_conflicts_total",
+		Help: "Iceberg commits that lost a race with another writer and were tried again, by table."}, []string{"table"})
+	m.icebergSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "exporter_iceberg_commit_seconds",
+		Help: "Time of one table's Iceberg commit that made a snapshot (manifests written, catalog updated).", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)})
+	m.icebergLastCommit = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "exporter_iceberg_last_commit_timestamp_seconds",
+		Help: "When the catalog recorded the last snapshot this process committed to a table (unix seconds), by table."}, []string{"table"})
+	m.icebergSnapshot = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "exporter_iceberg_last_snapshot_info",
+		Help: "Always 1: the id of the last snapshot this process committed to a table, as a label (a float loses snapshot ids' low digits)."}, []string{"table", "snapshot_id"})
+	m.snapshots = map[string]string{}
+	for _, c := range []prometheus.Collector{m.icebergCommits, m.icebergConflicts, m.icebergSeconds, m.icebergLastCommit, m.icebergSnapshot} {
+		f(c)
+	}
 	for _, c := range []prometheus.Collector{m.records, m.rowsWritten, m.rejected, m.files, m.bytes, m.flushes, m.read,
 		m.uploadSeconds, m.storageRetries, m.fallbacks, m.buffered, m.budget, m.versions, m.lastCheckpoint, lag, m.lag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
@@ -170,6 +193,27 @@ func (m *Metrics) StorageRetry(op string) { m.storageRetries.WithLabelValues(op)
 // EncoderFallback counts a data file pqarrow wrote because the lean
 // encoder does not take its shape (parquetenc.Observer).
 func (m *Metrics) EncoderFallback(reason string) { m.fallbacks.WithLabelValues(reason).Inc() }
+
+// IcebergCommitted records a snapshot committed to the Iceberg table of
+// a source table (tables.Observer).
+func (m *Metrics) IcebergCommitted(table string, snapshotID int64, committedAt time.Time, latency time.Duration) {
+	m.icebergCommits.WithLabelValues(table).Inc()
+	m.icebergSeconds.Observe(latency.Seconds())
+	m.icebergLastCommit.WithLabelValues(table).Set(float64(committedAt.UnixMilli()) / 1e3)
+	id := strconv.FormatInt(snapshotID, 10)
+	m.snapshotsMu.Lock()
+	defer m.snapshotsMu.Unlock()
+	// One series per table: the previous snapshot's goes.
+	if prev, ok := m.snapshots[table]; ok && prev != id {
+		m.icebergSnapshot.DeleteLabelValues(table, prev)
+	}
+	m.snapshots[table] = id
+	m.icebergSnapshot.WithLabelValues(table, id).Set(1)
+}
+
+// IcebergConflict counts an Iceberg commit tried again after a conflict
+// (tables.Observer).
+func (m *Metrics) IcebergConflict(table string) { m.icebergConflicts.WithLabelValues(table).Inc() }
 
 // Probe says whether the exporter is ready; nil means ready.
 type Probe func(ctx context.Context) error

@@ -36,6 +36,11 @@ type icebergTables struct {
 
 	mu      sync.Mutex
 	footers map[string]*metadata.FileMetaData // by key, until published
+	// seen holds every version prepared in this run; undocumented are
+	// those whose _schemas document does not name its Iceberg schema yet
+	// (see documentIceberg).
+	seen         map[versionKey]bool
+	undocumented []preparedVersion
 }
 
 // The commit protocol's recovery and fencing call the tables too.
@@ -45,7 +50,8 @@ var (
 )
 
 func newIcebergTables(ctx context.Context, pub *tables.Publisher, st Store, run string, log *slog.Logger) *icebergTables {
-	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, footers: map[string]*metadata.FileMetaData{}}
+	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, footers: map[string]*metadata.FileMetaData{},
+		seen: map[versionKey]bool{}}
 }
 
 // fileSchema is writer.Config.FileSchema: the version's schema with the
@@ -66,6 +72,7 @@ func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error
 	if err != nil {
 		return nil, fmt.Errorf("prepare the Iceberg table: %w", err)
 	}
+	t.prepared(v.Table, v.Number, p)
 	out := p.Schema.Fields()
 	for i, f := range v.Schema.Fields() {
 		out[i] = sameNullability(out[i], f)

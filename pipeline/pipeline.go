@@ -282,7 +282,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	ccfg.Run = commit.NewRunID()
 	var ice *icebergTables
 	if cfg.Catalog != nil {
-		pub, err := tables.Open(ctx, *cfg.Catalog, cfg.Logger)
+		tcfg := *cfg.Catalog
+		if o, ok := cfg.Observer.(tables.Observer); ok && tcfg.Observer == nil {
+			tcfg.Observer = o // an observer that counts commits (metrics.Metrics)
+		}
+		pub, err := tables.Open(ctx, tcfg, cfg.Logger)
 		if err != nil {
 			return Summary{}, fmt.Errorf("open the Iceberg catalog: %w", err)
 		}

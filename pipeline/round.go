@@ -72,6 +72,11 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 	if err := r.upload(ctx, files); err != nil {
 		return err
 	}
+	if r.ice != nil {
+		if err := r.ice.documentIceberg(ctx, r.schemaDocs); err != nil {
+			return err
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(r.schemaDocs)) {
 		if err := r.up.sendObject(ctx, k, r.schemaDocs[k]); err != nil {
 			return err // an earlier upload's failure, which names its object, or the run's end

@@ -20,6 +20,9 @@ type schemaDoc struct {
 	WrittenAt      time.Time       `json:"written_at"`
 	Provisional    bool            `json:"provisional,omitempty"`
 	StreamMetadata json.RawMessage `json:"stream_metadata,omitempty"`
+	// Iceberg is the Iceberg schema the version's files were written in,
+	// with a catalog (--catalog).
+	Iceberg *icebergDoc `json:"iceberg,omitempty"`
 }
 
 type fieldDoc struct {

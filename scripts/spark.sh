@@ -11,20 +11,27 @@ ICEBERG_VERSION=1.12.0
 TOOLS_CACHE=${EXPORTER_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lakehouse-exporter}
 TOOLS_M2=$TOOLS_CACHE/m2
 ICEBERG_JAR_NAME=iceberg-spark-runtime-${SPARK_MINOR}_$SPARK_SCALA
+# PostgreSQL's JDBC driver, for Spark's JDBC catalog over the tables the
+# exporter publishes with --catalog sql on PostgreSQL.
+POSTGRES_JDBC_VERSION=42.7.14
 SPARK_REQUIREMENTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/enginetest/requirements.txt
-SPARK_ENV=$TOOLS_CACHE/pyenv-$( (cat "$SPARK_REQUIREMENTS"; echo "$ICEBERG_JAR_NAME:$ICEBERG_VERSION"; python3 --version) | sha256sum | cut -c1-12)
+SPARK_ENV=$TOOLS_CACHE/pyenv-$( (cat "$SPARK_REQUIREMENTS"; echo "$ICEBERG_JAR_NAME:$ICEBERG_VERSION postgresql:$POSTGRES_JDBC_VERSION"; python3 --version) | sha256sum | cut -c1-12)
 
 spark_install() {
   if [ ! -f "$SPARK_ENV/.complete" ]; then
-    echo "installing enginetest/requirements.txt (PySpark, pyiceberg, pyarrow, DuckDB, pytest) and $ICEBERG_JAR_NAME $ICEBERG_VERSION into $SPARK_ENV (a cold install takes a few minutes)..."
+    echo "installing enginetest/requirements.txt (PySpark, pyiceberg, SQLAlchemy, pyarrow, DuckDB, pytest), $ICEBERG_JAR_NAME $ICEBERG_VERSION and the PostgreSQL JDBC driver into $SPARK_ENV (a cold install takes a few minutes)..."
     rm -rf "$SPARK_ENV"
     python3 -m venv "$SPARK_ENV"
     "$SPARK_ENV/bin/pip" install -q --disable-pip-version-check -r "$SPARK_REQUIREMENTS" </dev/null
     (cd "$SPARK_ENV" && mvn -B -q -Dmaven.repo.local="$TOOLS_M2" \
       org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
       -Dartifact="org.apache.iceberg:$ICEBERG_JAR_NAME:$ICEBERG_VERSION" -DoutputDirectory="$SPARK_ENV/jars") </dev/null
+    (cd "$SPARK_ENV" && mvn -B -q -Dmaven.repo.local="$TOOLS_M2" \
+      org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+      -Dartifact="org.postgresql:postgresql:$POSTGRES_JDBC_VERSION" -DoutputDirectory="$SPARK_ENV/jars") </dev/null
     touch "$SPARK_ENV/.complete"
   fi
   export EXPORTER_TEST_PYTHON=$SPARK_ENV/bin/python
   export EXPORTER_TEST_ICEBERG_JAR=$SPARK_ENV/jars/$ICEBERG_JAR_NAME-$ICEBERG_VERSION.jar
+  export EXPORTER_TEST_POSTGRES_JAR=$SPARK_ENV/jars/postgresql-$POSTGRES_JDBC_VERSION.jar
 }

@@ -101,6 +101,9 @@ type Config struct {
 	// PublishConcurrency is how many tables a round commits at once.
 	// Default 8.
 	PublishConcurrency int
+	// Observer, when set, is told about every commit and conflict, for
+	// metrics. Default: none.
+	Observer Observer
 }
 
 // Validate reports every problem of c at once, each with its key.

@@ -186,6 +186,7 @@ func (p *Publisher) publishTable(ctx context.Context, r Round, name string, file
 		if err == nil {
 			p.loaded.put(ident, committed)
 			c.SnapshotID = committed.CurrentSnapshot().SnapshotID
+			p.committed(name, committed.CurrentSnapshot(), time.Since(start))
 			p.log.Debug("iceberg round committed", "table", strings.Join(ident, "."), "round", r.RoundID,
 				"snapshot", c.SnapshotID, "files", len(files), "attempt", attempt, "latency", time.Since(start))
 			return c, nil
@@ -196,12 +197,14 @@ func (p *Publisher) publishTable(ctx context.Context, r Round, name string, file
 		if lerr == nil {
 			if s := RoundSnapshot(reloaded, r.RunID, r.RoundID); s != nil {
 				c.SnapshotID = s.SnapshotID
+				p.committed(name, s, time.Since(start))
 				return c, nil
 			}
 		}
 		if !isConflict(err) || attempt >= p.cfg.CommitAttempts || lerr != nil {
 			return c, fmt.Errorf("commit %d files to %s (attempt %d): %w", len(files), strings.Join(ident, "."), attempt, errors.Join(err, lerr))
 		}
+		p.conflicted(name)
 		p.log.Info("iceberg commit conflict, retrying", "table", strings.Join(ident, "."), "round", r.RoundID, "attempt", attempt, "error", err)
 		if err := waitRetry(ctx, attempt); err != nil {
 			return c, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -56,13 +57,15 @@ func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []
 		}
 		txn := tbl.NewTransaction()
 		props := iceberg.Properties{SummaryWithdrawn: fmt.Sprint(len(drop))}
+		start := time.Now()
+		var committed *table.Table
 		if err = txn.ReplaceDataFilesWithDataFiles(ctx, drop, nil, props); err == nil {
-			var committed *table.Table
 			if committed, err = txn.Commit(ctx); err == nil {
 				p.loaded.put(ident, committed)
 			}
 		}
 		if err == nil {
+			p.committed(qualTable, committed.CurrentSnapshot(), time.Since(start))
 			p.log.Info("iceberg files withdrawn: their round was never checkpointed, and its records are exported again",
 				"table", strings.Join(ident, "."), "files", len(drop))
 			return len(drop), nil
@@ -70,6 +73,7 @@ func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []
 		if !isConflict(err) || attempt >= p.cfg.CommitAttempts {
 			return 0, fmt.Errorf("withdraw %d files from %s (attempt %d): %w", len(drop), strings.Join(ident, "."), attempt, err)
 		}
+		p.conflicted(qualTable)
 		if err := waitRetry(ctx, attempt); err != nil {
 			return 0, err
 		}

@@ -27,7 +27,8 @@ type cli struct {
 	Tables     tablesCmd       `cmd:"" help:"List the tables of a lake: schema versions, files, rows, last position."`
 	Schema     schemaCmd       `cmd:"" help:"Show a table's Arrow schema and its DDL history."`
 	Validate   validateCmd     `cmd:"" help:"Check the configuration run would use (config file, EXPORTER_* environment, run flags) and report every problem at once, with its key, variable or flag."`
-	Views      viewsCmd        `cmd:"" help:"Print SQL creating a view per table over all its schema versions, and a current-state view per table."`
+	Views      viewsCmd        `cmd:"" help:"Print SQL creating a view per table over all its schema versions, and a current-state view per table; with --catalog, also views through the Iceberg catalog."`
+	Scan       scanCmd         `cmd:"" help:"Read a table through the Iceberg catalog (--catalog ...) with iceberg-go's table scan and print its rows."`
 	Checkpoint checkpointCmd   `cmd:"" help:"Repair progress records: checkpoint rebuild."`
 }
 
@@ -121,11 +122,7 @@ type runCmd struct {
 	HoldMaxBytes   int64         `help:"Most bytes of DML held while tables wait for metadata." default:"67108864"`
 	HoldMaxAge     time.Duration `help:"Longest a DML record waits for its table's metadata." default:"5m"`
 
-	Catalog          string            `help:"Also publish every table as an Apache Iceberg table through this catalog: hadoop (metadata files beside the data, local sinks), sql (SQLite or PostgreSQL, the JDBC catalog of Spark and Trino), rest or glue. Off when empty: the files alone, as before."`
-	CatalogURI       string            `name:"catalog-uri" help:"The sql catalog's database (sqlite:///PATH/catalog.db or postgres://USER@HOST:PORT/DB) or the rest catalog's endpoint; credentials in it are redacted from logs and errors."`
-	CatalogWarehouse string            `name:"catalog-warehouse" help:"Where Iceberg metadata goes (file:///DIR or s3://BUCKET/PREFIX); default for hadoop and sql: {sink}/_iceberg, beside the data folders and never inside one."`
-	CatalogProperty  map[string]string `name:"catalog-property" help:"Catalog property KEY=VALUE as known from Spark (credential, token, s3.endpoint, glue.region, allow-unsafe-commits...). Repeatable." mapsep:";"`
-	CatalogNamespace string            `name:"catalog-namespace" help:"Iceberg namespace of every table (dot-separated levels); default: each source table's schema, so SALES.ORDERS is table ORDERS in namespace SALES."`
+	catalogFlags `embed:""`
 
 	MetricsAddr string `help:"Serve Prometheus /metrics, /healthz and /readyz on HOST:PORT (off when empty)."`
 	Pprof       bool   `help:"Also serve Go's /debug/pprof profiles on --metrics-addr (heap, CPU, goroutines)."`
@@ -137,6 +134,16 @@ type runCmd struct {
 	MemProfile    string        `name:"mem-profile" help:"Write a Go allocation profile of the whole run to this file when it ends (for go tool pprof -sample_index=alloc_space)." type:"path"`
 
 	stall *stallWatch // the readiness probe's view of the loop, with --metrics-addr
+}
+
+// catalogFlags select the Iceberg catalog: run publishes through it,
+// tables and views read the tables' current snapshots from it.
+type catalogFlags struct {
+	Catalog          string            `help:"The Apache Iceberg catalog: run also publishes every table through it, tables and views show what it holds. hadoop (metadata files beside the data, local sinks), sql (SQLite or PostgreSQL, the JDBC catalog of Spark and Trino), rest or glue. Off when empty: the files alone, as before."`
+	CatalogURI       string            `name:"catalog-uri" help:"The sql catalog's database (sqlite:///PATH/catalog.db or postgres://USER@HOST:PORT/DB) or the rest catalog's endpoint; credentials in it are redacted from logs and errors."`
+	CatalogWarehouse string            `name:"catalog-warehouse" help:"Where Iceberg metadata goes (file:///DIR or s3://BUCKET/PREFIX); default for hadoop and sql: {sink}/_iceberg, beside the data folders and never inside one."`
+	CatalogProperty  map[string]string `name:"catalog-property" help:"Catalog property KEY=VALUE as known from Spark (credential, token, s3.endpoint, glue.region, allow-unsafe-commits...). Repeatable." mapsep:";"`
+	CatalogNamespace string            `name:"catalog-namespace" help:"Iceberg namespace of every table (dot-separated levels); default: each source table's schema, so SALES.ORDERS is table ORDERS in namespace SALES."`
 }
 
 // sourceForms are the values --source takes.

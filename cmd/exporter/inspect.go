@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,14 +11,17 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/lakehouse-exporter/lakehouse-exporter/lakeview"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
 
 type tablesCmd struct {
-	sinkFlags `embed:""`
+	sinkFlags    `embed:""`
+	catalogFlags `embed:""`
 }
 
 type schemaCmd struct {
@@ -83,6 +87,69 @@ func (c *tablesCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logg
 		vs := versions[t]
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", termSafe(t, false), vs[len(vs)-1].Version, files, rows, termSafe(lastPos, false))
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !c.catalogFlags.given() {
+		return nil
+	}
+	states, err := c.catalogFlags.states(ctx, st, names, logger)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout)
+	return printStates(stdout, states)
+}
+
+// states opens the catalog the flags name and reads the current snapshot
+// of each source table's Iceberg table.
+func (f *catalogFlags) states(ctx context.Context, st sink, names []string, logger *slog.Logger) ([]tables.State, error) {
+	cfg, err := f.config(st, tables.ByDay)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := tables.Open(ctx, *cfg, logger)
+	if err != nil {
+		return nil, fmt.Errorf("open the Iceberg catalog: %w", err)
+	}
+	defer pub.Close()
+	out := make([]tables.State, 0, len(names))
+	for _, name := range names {
+		s, err := pub.State(ctx, name)
+		if errors.Is(err, tables.ErrBadName) {
+			continue // never published: its records went to the dead letters
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// printStates prints the Iceberg side of the tables: current snapshot,
+// its commit time, rows and data files by its summary, metadata file.
+func printStates(w io.Writer, states []tables.State) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TABLE\tICEBERG TABLE\tSNAPSHOT\tCOMMITTED\tROWS\tDATA FILES\tMETADATA")
+	count := func(n int64) string {
+		if n < 0 {
+			return "?"
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	for _, s := range states {
+		ident := termSafe(strings.Join(s.Identifier, "."), false)
+		switch {
+		case !s.Exists:
+			fmt.Fprintf(tw, "%s\t%s\t(not in the catalog)\t\t\t\t\n", termSafe(s.Table, false), ident)
+		case s.SnapshotID == 0:
+			fmt.Fprintf(tw, "%s\t%s\t(no snapshot)\t\t0\t0\t%s\n", termSafe(s.Table, false), ident, termSafe(s.MetadataLocation, false))
+		default:
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", termSafe(s.Table, false), ident, s.SnapshotID,
+				s.CommittedAt.Format(time.RFC3339Nano), count(s.Rows), count(s.DataFiles), termSafe(s.MetadataLocation, false))
+		}
+	}
 	return tw.Flush()
 }
 
@@ -143,9 +210,10 @@ func (c *schemaCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logg
 }
 
 type viewsCmd struct {
-	sinkFlags `embed:""`
-	Dialect   string `help:"SQL dialect: duckdb or spark." default:"duckdb" enum:"duckdb,spark" env:"EXPORTER_VIEWS_DIALECT"`
-	Root      string `help:"How the query engine reaches the sink (default: the sink's folder, or its s3:// URL)." env:"EXPORTER_VIEWS_ROOT"`
+	sinkFlags    `embed:""`
+	catalogFlags `embed:""`
+	Dialect      string `help:"SQL dialect: duckdb or spark." default:"duckdb" enum:"duckdb,spark" env:"EXPORTER_VIEWS_DIALECT"`
+	Root         string `help:"How the query engine reaches the sink (default: the sink's folder, or its s3:// URL)." env:"EXPORTER_VIEWS_ROOT"`
 }
 
 func (c *viewsCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logger) error {
@@ -161,6 +229,35 @@ func (c *viewsCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logge
 	if err != nil {
 		return err
 	}
+	if c.catalogFlags.given() {
+		more, err := c.icebergViews(ctx, st, logger)
+		if err != nil {
+			return err
+		}
+		sql += more
+	}
 	_, err = io.WriteString(stdout, sql)
 	return err
+}
+
+// icebergViews is the SQL reading the lake's tables through the catalog.
+func (c *viewsCmd) icebergViews(ctx context.Context, st sink, logger *slog.Logger) (string, error) {
+	registry, err := lakeview.ReadRegistry(ctx, st)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(registry))
+	for t := range registry {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	states, err := c.catalogFlags.states(ctx, st, names, logger)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := c.catalogFlags.config(st, tables.ByDay)
+	if err != nil {
+		return "", err
+	}
+	return tables.CatalogViews(*cfg, states, c.Dialect)
 }

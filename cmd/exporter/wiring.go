@@ -102,7 +102,7 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 		cfg.Store = st
 	}
 
-	if r.Catalog != "" || r.CatalogURI != "" || r.CatalogWarehouse != "" || len(r.CatalogProperty) > 0 || r.CatalogNamespace != "" {
+	if r.catalogFlags.given() {
 		cc, err := r.catalogConfig(cfg.Store)
 		if err != nil {
 			add("%v", err)
@@ -246,25 +246,37 @@ func (r *sinkFlags) openSink(logger *slog.Logger) (sink, error) {
 	return store.Open(context.Background(), cfg)
 }
 
-// catalogConfig is the Iceberg catalog the --catalog flags describe; st
-// is the sink (nil when it is unusable), whose folder holds the hadoop
-// and sql catalogs' metadata by default.
+// catalogConfig is the Iceberg catalog the --catalog flags describe for
+// a run: its partition spec follows the layout's.
 func (r *runCmd) catalogConfig(st pipeline.Store) (*tables.Config, error) {
-	if r.Catalog == "" {
-		return nil, errors.New("--catalog-uri, --catalog-warehouse, --catalog-property and --catalog-namespace configure the Iceberg catalog that --catalog selects, which is not set: give --catalog hadoop, sql, rest or glue too, or drop them")
-	}
-	cfg := tables.Config{Kind: tables.Kind(r.Catalog), URI: r.CatalogURI, Warehouse: r.CatalogWarehouse,
-		Properties: r.CatalogProperty, Namespace: r.CatalogNamespace, ExporterVersion: exporterVersion(),
-		Partitioning: tables.ByDay}
+	partitioning := tables.ByDay
 	if r.PartitionBy == "hour" {
-		cfg.Partitioning = tables.ByHour
+		partitioning = tables.ByHour
 	}
 	if r.PartitionTime == "processing" {
 		// A file's folder then says when it was written, and its rows'
 		// op_ts may span days: Iceberg requires every row of a file to
 		// fall in the file's partition.
-		cfg.Partitioning = tables.Unpartitioned
+		partitioning = tables.Unpartitioned
 	}
+	return r.catalogFlags.config(st, partitioning)
+}
+
+// given tells whether any catalog flag is set.
+func (f *catalogFlags) given() bool {
+	return f.Catalog != "" || f.CatalogURI != "" || f.CatalogWarehouse != "" || len(f.CatalogProperty) > 0 || f.CatalogNamespace != ""
+}
+
+// config is the Iceberg catalog the --catalog flags describe; st is the
+// sink (nil when it is unusable), whose folder holds the hadoop and sql
+// catalogs' metadata by default.
+func (f *catalogFlags) config(st pipeline.Store, partitioning tables.Partitioning) (*tables.Config, error) {
+	if f.Catalog == "" {
+		return nil, errors.New("--catalog-uri, --catalog-warehouse, --catalog-property and --catalog-namespace configure the Iceberg catalog that --catalog selects, which is not set: give --catalog hadoop, sql, rest or glue too, or drop them")
+	}
+	cfg := tables.Config{Kind: tables.Kind(f.Catalog), URI: f.CatalogURI, Warehouse: f.CatalogWarehouse,
+		Properties: f.CatalogProperty, Namespace: f.CatalogNamespace, ExporterVersion: exporterVersion(),
+		Partitioning: partitioning}
 	if cfg.Warehouse == "" && st != nil && (cfg.Kind == tables.Hadoop || cfg.Kind == tables.SQL) {
 		cfg.Warehouse = st.String() + "/" + icebergFolder
 	}
