@@ -104,6 +104,11 @@ type Config struct {
 	// Observer, when set, is told about every commit and conflict, for
 	// metrics. Default: none.
 	Observer Observer
+	// WrapCatalog, when set, wraps the catalog Open opened, and the
+	// Publisher works through what it returns: tests inject catalog
+	// failures with it (internal/catalogfail). Tables the wrapper loads or
+	// creates must commit through it. Default: none.
+	WrapCatalog func(catalog.Catalog) catalog.Catalog
 }
 
 // Validate reports every problem of c at once, each with its key.
@@ -183,8 +188,12 @@ func sqlDriver(uri string) (driver, dsn string, dialect sqlcat.SupportedDialect,
 			return "", "", "", fmt.Errorf("%q names no database file (want sqlite:///path/catalog.db)", uri)
 		}
 		// WAL and a busy timeout on every pooled connection, as the SQL
-		// catalog asks of SQLite callers with concurrent writers.
-		return "sqlite", "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)", sqlcat.SQLite, nil
+		// catalog asks of SQLite callers with concurrent writers. Its
+		// write transactions read before they write: begun deferred, two
+		// writers (two instances creating one table) meet at the upgrade
+		// to a write lock, where SQLite answers SQLITE_BUSY at once
+		// instead of waiting; begun immediate, the second waits its turn.
+		return "sqlite", "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate", sqlcat.SQLite, nil
 	case strings.HasPrefix(uri, "postgres://"), strings.HasPrefix(uri, "postgresql://"):
 		return "pgx", uri, sqlcat.Postgres, nil
 	case uri == "":
@@ -298,5 +307,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Publisher, error)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Publisher{cat: cat, cfg: cfg, log: log}, nil
+	p := &Publisher{cat: cat, opened: cat, cfg: cfg, log: log}
+	if cfg.WrapCatalog != nil {
+		p.cat = cfg.WrapCatalog(cat)
+	}
+	return p, nil
 }

@@ -49,6 +49,7 @@ import (
 // tables; the catalog's optimistic concurrency orders commits to one.
 type Publisher struct {
 	cat    catalog.Catalog
+	opened catalog.Catalog // the catalog Open opened, which Close closes
 	cfg    Config
 	log    *slog.Logger
 	loaded loadedTables
@@ -56,7 +57,7 @@ type Publisher struct {
 
 // Close releases the catalog's connections.
 func (p *Publisher) Close() error {
-	if c, ok := p.cat.(io.Closer); ok {
+	if c, ok := p.opened.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil
