@@ -3,6 +3,7 @@ package tables
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -59,13 +60,29 @@ func (p *Publisher) load(ctx context.Context, ident table.Identifier) (*table.Ta
 	return tbl, nil
 }
 
-// isConflict reports whether a commit failed because another writer
-// committed to the table first, so that committing again on the table as
-// the catalog has it now may succeed. The REST catalog says so with
-// table.ErrCommitFailed; iceberg-go's SQL and hadoop catalogs check the
-// commit's requirements (the branch still at the snapshot the commit
-// started from, the schema still the one it was built on) themselves and
-// return a plain error that only its text tells apart.
-func isConflict(err error) bool {
-	return errors.Is(err, table.ErrCommitFailed) || strings.Contains(strings.ToLower(err.Error()), "requirement failed")
+// moved reports whether the table as the catalog has it now has moved
+// past base, the state a failed commit was built on: another writer
+// committed first, so committing again on the table as it is now may
+// succeed. Every commit gives a table a new metadata file, so its
+// location tells, whatever words the catalog chose for the refusal (the
+// REST catalog's table.ErrCommitFailed, the SQL and hadoop catalogs'
+// "requirement failed"). A refusal that left the table as it was (no
+// permission, a broken catalog) is not retried.
+func moved(base, now *table.Table) bool {
+	return base != nil && now != nil && now.MetadataLocation() != base.MetadataLocation()
+}
+
+// commitFailed is the error of a commit to ident (what it tried) that
+// will not be retried: it failed at its attempt-th try with err, and the
+// table could not be reloaded (lerr), or had not moved, or the attempts
+// ran out while other writers kept committing first.
+func commitFailed(what string, ident table.Identifier, attempt, attempts int, err, lerr error, conflict bool) error {
+	name := strings.Join(ident, ".")
+	switch {
+	case lerr != nil:
+		return fmt.Errorf("%s to %s failed (attempt %d), and the table could not be loaded again to see why: %w; check that the catalog is reachable", what, name, attempt, errors.Join(err, lerr))
+	case conflict:
+		return fmt.Errorf("%s to %s: another writer committed to the table first at each of %d attempts (last: %w); look for other processes writing to it", what, name, attempts, err)
+	}
+	return fmt.Errorf("%s to %s refused (attempt %d) with the table unchanged: %w; check the catalog's permissions for the table and its logs", what, name, attempt, err)
 }

@@ -202,8 +202,9 @@ func (p *Publisher) publishTable(ctx context.Context, r Round, name string, file
 				return c, nil
 			}
 		}
-		if !isConflict(err) || attempt >= p.cfg.CommitAttempts || lerr != nil {
-			return c, fmt.Errorf("commit %d files to %s (attempt %d): %w", len(files), strings.Join(ident, "."), attempt, errors.Join(err, lerr))
+		conflict := lerr == nil && moved(tbl, reloaded)
+		if !conflict || attempt >= p.cfg.CommitAttempts {
+			return c, commitFailed(fmt.Sprintf("commit of %d files", len(files)), ident, attempt, p.cfg.CommitAttempts, err, lerr, conflict)
 		}
 		p.conflicted(name)
 		p.log.Info("iceberg commit conflict, retrying", "table", strings.Join(ident, "."), "round", r.RoundID, "attempt", attempt, "error", err)

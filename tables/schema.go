@@ -148,19 +148,25 @@ func (p *Publisher) PrepareVersion(ctx context.Context, tv TableVersion) (Prepar
 		if newest := newestVersion(tbl); tv.Version < newest {
 			return Prepared{}, fmt.Errorf("table %q version %d is older than version %d that the Iceberg table %s already has, and was never given a schema there; it cannot be published", tv.Table, tv.Version, newest, strings.Join(ident, "."))
 		}
-		if err := p.evolve(ctx, tbl, tv, want); err != nil {
-			if !isConflict(err) || attempt >= p.cfg.CommitAttempts {
-				return Prepared{}, fmt.Errorf("update schema of %s to version %d of %q: %w", strings.Join(ident, "."), tv.Version, tv.Table, err)
-			}
-			// Another writer committed first: look again at the table as
-			// the catalog has it now.
-			if err := waitRetry(ctx, attempt); err != nil {
-				return Prepared{}, err
+		err := p.evolve(ctx, tbl, tv, want)
+		reloaded, lerr := p.load(ctx, ident)
+		if err == nil && lerr != nil {
+			return Prepared{}, fmt.Errorf("reload table %s: %w", strings.Join(ident, "."), lerr)
+		}
+		if err != nil {
+			// Another writer may have committed first, perhaps this very
+			// version: look again at the table as the catalog has it now.
+			conflict := lerr == nil && moved(tbl, reloaded)
+			if !conflict || !hasVersion(reloaded, tv.Version) {
+				if !conflict || attempt >= p.cfg.CommitAttempts {
+					return Prepared{}, commitFailed(fmt.Sprintf("schema update for version %d of %q", tv.Version, tv.Table), ident, attempt, p.cfg.CommitAttempts, err, lerr, conflict)
+				}
+				if err := waitRetry(ctx, attempt); err != nil {
+					return Prepared{}, err
+				}
 			}
 		}
-		if tbl, err = p.load(ctx, ident); err != nil {
-			return Prepared{}, fmt.Errorf("reload table %s: %w", strings.Join(ident, "."), err)
-		}
+		tbl = reloaded
 	}
 }
 

@@ -31,8 +31,8 @@ func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []
 	for _, l := range locations {
 		want[l] = true
 	}
+	tbl, err := p.load(ctx, ident)
 	for attempt := 1; ; attempt++ {
-		tbl, err := p.load(ctx, ident)
 		if errors.Is(err, catalog.ErrNoSuchTable) {
 			return 0, nil
 		}
@@ -70,12 +70,15 @@ func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []
 				"table", strings.Join(ident, "."), "files", len(drop))
 			return len(drop), nil
 		}
-		if !isConflict(err) || attempt >= p.cfg.CommitAttempts {
-			return 0, fmt.Errorf("withdraw %d files from %s (attempt %d): %w", len(drop), strings.Join(ident, "."), attempt, err)
+		reloaded, lerr := p.load(ctx, ident)
+		conflict := lerr == nil && moved(tbl, reloaded)
+		if !conflict || attempt >= p.cfg.CommitAttempts {
+			return 0, commitFailed(fmt.Sprintf("withdrawal of %d files", len(drop)), ident, attempt, p.cfg.CommitAttempts, err, lerr, conflict)
 		}
 		p.conflicted(qualTable)
 		if err := waitRetry(ctx, attempt); err != nil {
 			return 0, err
 		}
+		tbl, err = reloaded, nil
 	}
 }
