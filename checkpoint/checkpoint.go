@@ -243,6 +243,24 @@ func (h *Handle) Save(ctx context.Context, s Store, now time.Time) error {
 	return nil
 }
 
+// Owned checks that the checkpoint is still the one this handle last
+// read or wrote: ErrFenced when another instance has written it since
+// (taken the partition over). A check, not a lock: the takeover may come
+// just after it, and the next Save is fenced then.
+func (h *Handle) Owned(ctx context.Context, s Store) error {
+	if !h.Found {
+		return nil // never written: the next Save is a put-if-absent, which fences
+	}
+	etag, err := s.ETag(ctx, Key(h.Partition))
+	if errors.Is(err, store.ErrNotExist) || err == nil && etag != h.etag {
+		return fmt.Errorf("partition %s: %w; this instance stops writing it", h.Partition, ErrFenced)
+	}
+	if err != nil {
+		return fmt.Errorf("check checkpoint %s: %w", Key(h.Partition), err)
+	}
+	return nil
+}
+
 // Claim takes the partition for the run owner: the checkpoint is written
 // again, unchanged but for its owner, so that an instance that still
 // believes it owns the partition is fenced at its next write (ErrFenced

@@ -372,9 +372,13 @@ func (c *Committer) Commit(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	var fenced error
 	if c.pub != nil && len(r.Offsets) > 0 {
+		if fenced, err = c.dropLost(ctx, &r); err != nil {
+			return 0, err
+		}
 		if err := c.pub.Publish(ctx, r); err != nil {
-			return 0, fmt.Errorf("publish round %s: %w; nothing of it is checkpointed, the next run writes it again", r.ID, err)
+			return 0, errors.Join(fenced, fmt.Errorf("publish round %s: %w; nothing of it is checkpointed, the next run writes it again", r.ID, err))
 		}
 	}
 	var marks []checkpoint.VersionMark
@@ -382,7 +386,6 @@ func (c *Committer) Commit(ctx context.Context) (int, error) {
 		marks = c.ReleasedMarks() // the same for every file's checkpoint
 	}
 	acks := map[string]int64{}
-	var fenced error
 	for _, name := range slices.Sorted(maps.Keys(r.Offsets)) {
 		p := c.parts[name]
 		before := p.cp.Checkpoint
@@ -431,6 +434,30 @@ func (c *Committer) Commit(ctx context.Context) (int, error) {
 	}
 	c.round++
 	return len(acks), nil
+}
+
+// dropLost takes out of r, before it is published, each partition that
+// another instance has taken over since this run last wrote its
+// checkpoint: a fenced run must not publish what the new owner exports
+// again. Their files are withdrawn as at a fenced checkpoint, and the
+// returned error wraps checkpoint.ErrFenced; err is set when a checkpoint
+// cannot be checked. A takeover after the check is caught at the
+// checkpoint, which takes back what was published.
+func (c *Committer) dropLost(ctx context.Context, r *Round) (fenced, err error) {
+	for _, name := range slices.Sorted(maps.Keys(r.Offsets)) {
+		lost := c.parts[name].cp.Owned(ctx, c.store)
+		if lost == nil {
+			continue
+		}
+		if !errors.Is(lost, checkpoint.ErrFenced) {
+			return nil, fmt.Errorf("round %s: %w; nothing of it is published or checkpointed", r.ID, lost)
+		}
+		fenced = errors.Join(fenced, lost)
+		delete(r.Offsets, name)
+		r.Files = slices.DeleteFunc(r.Files, func(f File) bool { return f.Partition == name })
+		c.Withdraw(ctx, name)
+	}
+	return fenced, nil
 }
 
 // unpublish takes a fenced partition's files of round r back from the

@@ -349,10 +349,21 @@ func TestUnuploadedFileIsNotCheckpointed(t *testing.T) {
 }
 
 // TestFencedRunWithdrawsItsRound: a run whose partition another instance
-// claimed mid-round fails its checkpoint with ErrFenced, deletes the
-// files it uploaded since, does not acknowledge, and leaves the new
-// owner's checkpoint alone.
+// claims mid-round fails its commit with ErrFenced, deletes the files it
+// uploaded since, does not acknowledge, and leaves the new owner's
+// checkpoint alone. A claim before the round is published keeps the
+// round from the publisher altogether; a claim while it is published
+// (after the check) is caught at the checkpoint, and the publisher takes
+// the files back before they are deleted.
 func TestFencedRunWithdrawsItsRound(t *testing.T) {
+	for _, during := range []bool{false, true} {
+		t.Run(fmt.Sprintf("claimed-while-publishing=%v", during), func(t *testing.T) {
+			testFencedRunWithdrawsItsRound(t, during)
+		})
+	}
+}
+
+func testFencedRunWithdrawsItsRound(t *testing.T, duringPublish bool) {
 	ctx := context.Background()
 	st := newMemStore()
 	acked := map[string]int64{}
@@ -372,11 +383,18 @@ func TestFencedRunWithdrawsItsRound(t *testing.T) {
 	}
 
 	b := commit.New(commit.Config{Store: st, Run: "runB", Ack: ack("b")})
-	cpb, err := b.Take(ctx, "p", fixedNow)
-	if err != nil {
-		t.Fatal(err)
+	claim := func() {
+		cpb, err := b.Take(ctx, "p", fixedNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Adopt("p", cpb)
 	}
-	b.Adopt("p", cpb)
+	if duringPublish {
+		pub.during = claim
+	} else {
+		claim()
+	}
 
 	// A's upload lands after B's recovery, which could not see it.
 	st.Put(ctx, "T/a.parquet", []byte("0-4"))
@@ -387,8 +405,15 @@ func TestFencedRunWithdrawsItsRound(t *testing.T) {
 	if _, err := st.Get(ctx, "T/a.parquet"); !errors.Is(err, store.ErrNotExist) {
 		t.Errorf("the fenced run's file is still there (%v)", err)
 	}
-	if strings.Join(pub.withdrawn, ",") != "T/a.parquet" {
-		t.Errorf("the publisher took back %v, want the round's T/a.parquet", pub.withdrawn)
+	wantPublished, wantWithdrawn := "", ""
+	if duringPublish {
+		wantPublished, wantWithdrawn = "T/a.parquet", "T/a.parquet"
+	}
+	if got := strings.Join(pub.published, ","); got != wantPublished {
+		t.Errorf("the publisher was given %q, want %q", got, wantPublished)
+	}
+	if got := strings.Join(pub.withdrawn, ","); got != wantWithdrawn {
+		t.Errorf("the publisher took back %q, want %q", got, wantWithdrawn)
 	}
 	if keys, _ := st.List(ctx, "_checkpoints/intents/"); len(keys) != 0 {
 		t.Errorf("intents left after the withdrawal: %v", keys)
@@ -405,19 +430,32 @@ func TestFencedRunWithdrawsItsRound(t *testing.T) {
 	}
 }
 
-// withdrawRecorder publishes nothing and records what it is asked to take
-// back, checking that the files are still in storage then.
+// withdrawRecorder records the files it is given and those it is asked
+// to take back, checking that they are still in storage then; during,
+// when set, runs inside Publish (another instance's claim).
 type withdrawRecorder struct {
 	t         *testing.T
 	st        commit.Store
+	during    func()
+	published []string
 	withdrawn []string
 }
 
-func (p *withdrawRecorder) Publish(context.Context, commit.Round) error { return nil }
+func (p *withdrawRecorder) Publish(_ context.Context, r commit.Round) error {
+	for _, f := range r.Files {
+		p.published = append(p.published, f.Key)
+	}
+	if p.during != nil {
+		p.during()
+	}
+	return nil
+}
 
 func (p *withdrawRecorder) Withdraw(ctx context.Context, files []commit.File) error {
 	for _, f := range files {
-		if _, err := p.st.Get(ctx, f.Key); err != nil {
+		// A claim during the publish has deleted the file already: the
+		// new owner's recovery saw its intent.
+		if _, err := p.st.Get(ctx, f.Key); err != nil && p.during == nil {
 			p.t.Errorf("%s withdrawn from the publisher after it was deleted: %v", f.Key, err)
 		}
 		p.withdrawn = append(p.withdrawn, f.Key)
