@@ -15,6 +15,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
+	"github.com/lakehouse-exporter/lakehouse-exporter/commit"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/catalogfail"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
@@ -335,5 +337,63 @@ func checkTablesNameLakeFiles(t *testing.T, cfg tables.Config, lake string, name
 	sort.Strings(inLake)
 	if strings.Join(named, "\n") != strings.Join(inLake, "\n") {
 		t.Errorf("the tables name %d data files, the lake holds %d:\ntables: %v\nlake: %v", len(named), len(inLake), named, inLake)
+	}
+}
+
+// TestFencedRunNeverPublishes: another instance claims the input's
+// partition while a run uploads its round. The run finds, before it
+// publishes, that it lost the partition: it commits nothing to the
+// tables, deletes its files and fails fenced; the new owner's export then
+// leaves every change once in every table.
+func TestFencedRunNeverPublishes(t *testing.T) {
+	for catName, mk := range icebergCatalogs() {
+		t.Run(catName, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			lake := filepath.Join(dir, "lake")
+			in, want := genInput(t, dir)
+			cfg := mk(dir)
+			fenced := cfg
+			fc := catalogfail.New(nil)
+			fenced.WrapCatalog = fc.Wrap
+			claimed := false
+			_, err := export(t, lake, func(c *pipeline.Config) {
+				c.Catalog = &fenced
+				c.Writer.MaxRows = 100
+				inner := c.Store
+				ds := &dyingStore{Store: inner}
+				ds.after = func(op, key string) {
+					if claimed || !strings.HasSuffix(key, ".parquet") {
+						return
+					}
+					claimed = true
+					// Another instance takes every partition over.
+					keys, err := inner.List(ctx, "_checkpoints/partitions/")
+					if err != nil || len(keys) == 0 {
+						t.Errorf("no checkpoint to take over (%v)", err)
+						return
+					}
+					other := commit.New(commit.Config{Store: inner, Run: "other"})
+					for _, k := range keys {
+						name := strings.TrimSuffix(strings.TrimPrefix(k, "_checkpoints/partitions/"), ".json")
+						if _, err := other.Take(ctx, name, time.Now()); err != nil {
+							t.Errorf("take %s over: %v", name, err)
+						}
+					}
+				}
+				c.Store = ds
+			}, in)
+			if !claimed || !errors.Is(err, checkpoint.ErrFenced) {
+				t.Fatalf("the run whose partition was taken over ended with %v (taken over: %v)", err, claimed)
+			}
+			if n := fc.SnapshotsCommitted(); n != 0 {
+				t.Errorf("the fenced run committed %d snapshots to the tables", n)
+			}
+			if _, err := export(t, lake, func(c *pipeline.Config) { c.Catalog = &cfg; c.Writer.MaxRows = 100 }, in); err != nil {
+				t.Fatalf("the new owner's run: %v", err)
+			}
+			checkTablesExactlyOnce(t, cfg, lake, want)
+			checkTablesNameLakeFiles(t, cfg, lake, want.TableNames, true)
+		})
 	}
 }
