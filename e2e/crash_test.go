@@ -5,6 +5,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -22,6 +23,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/kafkatest"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/miniotest"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
 
 func build(t *testing.T, dir, pkg string) string {
@@ -57,7 +59,45 @@ func TestCrashLoopExactlyOnce(t *testing.T) {
 		} else {
 			tp = b.Topic(t, 3)
 		}
-		crashLoop(t, exporter, creds, tp)
+		crashLoop(t, exporter, creds, tp, nil)
+	})
+}
+
+// TestCrashLoopExactlyOnceWithCatalog is the crash loop with the Iceberg
+// tables published through a SQL catalog (SQLite, and PostgreSQL when the
+// tests have one; its metadata on the local disk, the data files on
+// MinIO): afterwards every table, read through the catalog, holds each
+// DML record once, the same rows as the glob read, and names only files
+// that are in the lake.
+func TestCrashLoopExactlyOnceWithCatalog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level crash loop")
+	}
+	creds := miniotest.Shared(t)
+	bin := t.TempDir()
+	exporter := build(t, bin, "./cmd/exporter")
+	catalogs := map[string]func(dir string) string{
+		"sql-sqlite": func(dir string) string { return "sqlite://" + filepath.Join(dir, "catalog.db") },
+	}
+	if dsn := os.Getenv("EXPORTER_TEST_POSTGRES_DSN"); dsn != "" {
+		catalogs["sql-postgres"] = func(string) string { return dsn }
+	}
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Broker) {
+		for name, uri := range catalogs {
+			t.Run(name, func(t *testing.T) {
+				var tp kafkatest.Topic
+				if b.Name == "kfake" {
+					tp = kfakeProcess(t, build(t, bin, "./tools/kfake"), 3)
+				} else {
+					tp = b.Topic(t, 3)
+				}
+				dir := t.TempDir()
+				cfg := tables.Config{Kind: tables.SQL, URI: uri(dir), Warehouse: "file://" + filepath.Join(dir, "warehouse"),
+					// The PostgreSQL database outlives the test.
+					Namespace: "crash_" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+				crashLoop(t, exporter, creds, tp, &cfg)
+			})
+		}
 	})
 }
 
@@ -76,7 +116,7 @@ func kfakeProcess(t *testing.T, kfake string, partitions int) kafkatest.Topic {
 	return kafkatest.Topic{Addrs: []string{strings.TrimSpace(addr)}, Name: "cdc"}
 }
 
-func crashLoop(t *testing.T, exporter string, creds miniotest.Creds, tp kafkatest.Topic) {
+func crashLoop(t *testing.T, exporter string, creds miniotest.Creds, tp kafkatest.Topic, cat *tables.Config) {
 	bin := t.TempDir()
 	var lines [][]byte
 	st, err := gen.Write(io.Discard, gen.Options{Records: 24000, Tables: 5, Seed: 99, DDLEvery: 8000, Track: true, Lines: &lines})
@@ -89,6 +129,10 @@ func crashLoop(t *testing.T, exporter string, creds miniotest.Creds, tp kafkates
 	args := []string{"run", "--source", "kafka://" + tp.Addrs[0] + "/" + tp.Name + "?group=" + tp.Group("crash"), "--sink", "s3://" + cfg.Bucket + "/lake",
 		"--s3-endpoint", creds.Endpoint, "--file-max-age", "300ms", "--file-max-rows", "1500",
 		"--kafka-session-timeout", "6s", "--kafka-rebalance-timeout", "4s", "--log-format", "json", "--max-rejects", "0"}
+	if cat != nil {
+		args = append(args, "--catalog", string(cat.Kind), "--catalog-uri", cat.URI, "--catalog-warehouse", cat.Warehouse,
+			"--catalog-namespace", cat.Namespace)
+	}
 	env := append(os.Environ(), "EXPORTER_S3_ACCESS_KEY_ID="+creds.AccessKey, "EXPORTER_S3_SECRET_ACCESS_KEY="+creds.SecretKey)
 	logs, _ := os.Create(filepath.Join(bin, "exporter.log"))
 	defer logs.Close()
@@ -183,9 +227,69 @@ func crashLoop(t *testing.T, exporter string, creds miniotest.Creds, tp kafkates
 	if seen != st.DML {
 		t.Fatalf("the lake holds %d of %d DML records", seen, st.DML)
 	}
+	if cat != nil {
+		checkCatalog(t, db, *cat, "s3://"+cfg.Bucket+"/lake", lake, st)
+	}
 	_, versions, _ := duckq.Rows(db, fmt.Sprintf(`SELECT max(schema_version) FROM read_parquet('%s/*/*/*/*.parquet', hive_partitioning=true, union_by_name=true)`, lake))
 	if fmt.Sprint(versions[0][0]) == "1" {
 		t.Errorf("the DDL in the stream opened no schema version")
+	}
+}
+
+// checkCatalog reads every table of the stream through the catalog: the
+// data files its current snapshot names (under sink, downloaded to lake)
+// must all be in the lake, and hold each DML record of the stream once.
+func checkCatalog(t *testing.T, db *sql.DB, cfg tables.Config, sink, lake string, st gen.Stats) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := tables.Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	seen := 0
+	for _, name := range st.TableNames {
+		ident, err := p.Identifier(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := p.Catalog().LoadTable(ctx, ident)
+		if err != nil {
+			t.Fatalf("load the table of %s: %v", name, err)
+		}
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var files []string
+		for _, task := range tasks {
+			rel, ok := strings.CutPrefix(task.File.FilePath(), sink+"/")
+			if !ok {
+				t.Fatalf("%s names %s, outside the sink %s", name, task.File.FilePath(), sink)
+			}
+			local := filepath.Join(lake, filepath.FromSlash(rel))
+			if _, err := os.Stat(local); err != nil {
+				t.Errorf("%s names %s, which is not in the lake", name, task.File.FilePath())
+			}
+			files = append(files, "'"+local+"'")
+		}
+		glob, _ := filepath.Glob(filepath.Join(lake, name, "*", "*", "*.parquet"))
+		if len(glob) != len(files) {
+			t.Errorf("%s: the table names %d data files, the lake holds %d", name, len(files), len(glob))
+		}
+		_, rows, err := duckq.Rows(db, fmt.Sprintf(`SELECT pos, count(*) FROM read_parquet([%s], union_by_name=true) GROUP BY pos`, strings.Join(files, ",")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if want, ok := st.Expected[r[0].(string)]; !ok || want.Table != name || r[1].(int64) != 1 {
+				t.Fatalf("%s through the catalog: pos %s %d times (want once, in %+v)", name, r[0], r[1], want)
+			}
+			seen++
+		}
+	}
+	if seen != st.DML {
+		t.Fatalf("the tables hold %d of %d DML records", seen, st.DML)
 	}
 }
 
