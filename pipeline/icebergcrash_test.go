@@ -99,6 +99,12 @@ func (s *dyingStore) PutIfMatch(ctx context.Context, key string, data []byte, et
 	return err
 }
 
+// snapshotsAfter lets n snapshot commits through and fails the later
+// ones, as a process dying there would.
+func snapshotsAfter(n int) func() func(catalogfail.Call) error {
+	return func() func(catalogfail.Call) error { return catalogfail.SnapshotsAfter(n, errDied) }
+}
+
 // isCheckpoint tells a partition checkpoint's key.
 func isCheckpoint(key string) bool { return strings.HasPrefix(key, "_checkpoints/partitions/") }
 
@@ -145,9 +151,10 @@ func genInput(t *testing.T, dir string) (string, gen.Stats) {
 // name no file that is not in the lake or that a pending intent holds.
 func TestIcebergCrashPointsExactlyOnce(t *testing.T) {
 	points := []struct {
-		name  string
-		store func(s *dyingStore)
-		cat   func(catalogfail.Call) error
+		name    string
+		store   func(s *dyingStore)
+		newCat  func() func(catalogfail.Call) error // a fresh one per run; nil: the catalog works
+		wantErr error                               // default errDied
 	}{
 		{name: "uploads half done", store: func(s *dyingStore) {
 			n := 0
@@ -158,8 +165,18 @@ func TestIcebergCrashPointsExactlyOnce(t *testing.T) {
 				return n > 3
 			}
 		}},
-		{name: "all uploaded, no table committed", cat: catalogfail.SnapshotsAfter(0, errDied)},
-		{name: "some tables committed", cat: catalogfail.SnapshotsAfter(2, errDied)},
+		{name: "all uploaded, no table committed", newCat: snapshotsAfter(0)},
+		{name: "some tables committed", newCat: snapshotsAfter(2)},
+		{name: "catalog down after one table committed", wantErr: catalogfail.ErrDown, newCat: func() func(catalogfail.Call) error {
+			down := false // from the second snapshot commit on, every call fails
+			return func(c catalogfail.Call) error {
+				down = down || c.Op == catalogfail.Commit && c.Snapshot && c.Seq > 1
+				if down {
+					return catalogfail.ErrDown
+				}
+				return nil
+			}
+		}},
 		{name: "all committed, checkpoint not written", store: func(s *dyingStore) {
 			// The claim's first checkpoint (put-if-absent) goes through.
 			s.die = func(op, key string) bool { return isCheckpoint(key) && op == "put-if-match" }
@@ -179,7 +196,10 @@ func TestIcebergCrashPointsExactlyOnce(t *testing.T) {
 					in, want := genInput(t, dir)
 					cfg := mk(dir)
 					crashing := cfg
-					fc := catalogfail.New(pt.cat)
+					fc := catalogfail.New(nil)
+					if pt.newCat != nil {
+						fc.SetFail(pt.newCat())
+					}
 					crashing.WrapCatalog = fc.Wrap
 					_, err := export(t, lake, func(c *pipeline.Config) {
 						c.Catalog = &crashing
@@ -195,6 +215,11 @@ func TestIcebergCrashPointsExactlyOnce(t *testing.T) {
 						// succeed: settling intents is best effort.
 						if err != nil {
 							t.Fatalf("the run failed after its checkpoint: %v", err)
+						}
+					} else if pt.wantErr != nil {
+						// The run fails naming a table and what to check.
+						if !errors.Is(err, pt.wantErr) || !strings.Contains(err.Error(), "APP.T") || !strings.Contains(err.Error(), "check that the catalog is reachable") {
+							t.Fatalf("the run with its catalog down ended with %v", err)
 						}
 					} else if !errors.Is(err, errDied) {
 						t.Fatalf("the run did not die at its injected crash: %v", err)
