@@ -192,7 +192,7 @@ func (p *Publisher) loadOrCreate(ctx context.Context, ident table.Identifier, tv
 	tbl, err = p.cat.CreateTable(ctx, ident, want, opts...)
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
 		// Another instance created it first.
-		tbl, err = p.cat.LoadTable(ctx, ident)
+		tbl, err = p.loadCreated(ctx, ident)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("create table %s for %q: %w", name, tv.Table, err)
@@ -200,6 +200,22 @@ func (p *Publisher) loadOrCreate(ctx context.Context, ident table.Identifier, tv
 	p.loaded.put(ident, tbl)
 	p.log.Info("iceberg table created", "table", name, "source", tv.Table, "schema_version", tv.Version)
 	return tbl, nil
+}
+
+// loadCreated loads a table that another writer is creating. The
+// hadoop catalog makes the table's folder before its first metadata
+// file, and says "already exists" to a second creator and "no such
+// table" to its load in between: the load is tried again, a few times.
+func (p *Publisher) loadCreated(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	for attempt := 1; ; attempt++ {
+		tbl, err := p.cat.LoadTable(ctx, ident)
+		if !errors.Is(err, catalog.ErrNoSuchTable) || attempt >= p.cfg.CommitAttempts {
+			return tbl, err
+		}
+		if err := waitRetry(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // createOptions are the partition spec, sort order and properties of a
