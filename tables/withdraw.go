@@ -79,6 +79,6 @@ func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []
 		if err := waitRetry(ctx, attempt); err != nil {
 			return 0, err
 		}
-		tbl, err = reloaded, nil
+		tbl = reloaded
 	}
 }
