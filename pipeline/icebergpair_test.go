@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/kafkatest"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 	"github.com/segmentio/kafka-go"
@@ -120,4 +122,41 @@ func produceTo(t *testing.T, tp kafkatest.Topic, lines [2][][]byte) {
 	if err := w.WriteMessages(ctx, msgs...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ackDyingKafka is the Kafka source whose acknowledgement dies: the
+// round's checkpoints are written, the offsets never reach the group.
+type ackDyingKafka struct{ *source.Kafka }
+
+func (ackDyingKafka) Ack(context.Context, map[string]int64) error { return errDied }
+
+// TestIcebergCheckpointWrittenSourceNotAcked: a Kafka run with a catalog
+// dies between its checkpoints and its offset commit. The next run reads
+// the topic from the group's (older) offsets, skips what the checkpoints
+// cover, and every table holds every record once through the catalog.
+func TestIcebergCheckpointWrittenSourceNotAcked(t *testing.T) {
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Broker) {
+		tp, want := kafkaStream(t, b, 3000, 2)
+		dir := t.TempDir()
+		lake := filepath.Join(dir, "lake")
+		cfg := icebergCatalogs()["sql-sqlite"](dir)
+		local, err := store.NewLocal(lake)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		_, err = runKafka(ctx, t, tp, "g-unacked", true, local, func(c *pipeline.Config) {
+			c.Catalog = &cfg
+			c.Source = ackDyingKafka{c.Source.(*source.Kafka)}
+		})
+		if !errors.Is(err, errDied) {
+			t.Fatalf("the run whose acknowledgement dies ended with %v", err)
+		}
+		if _, err := runKafka(ctx, t, tp, "g-unacked", true, local, func(c *pipeline.Config) { c.Catalog = &cfg }); err != nil {
+			t.Fatalf("the run after: %v", err)
+		}
+		checkTablesExactlyOnce(t, cfg, lake, want)
+		checkTablesNameLakeFiles(t, cfg, lake, want.TableNames, true)
+	})
 }
