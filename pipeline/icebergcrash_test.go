@@ -109,7 +109,7 @@ func snapshotsAfter(n int) func() func(catalogfail.Call) error {
 func isCheckpoint(key string) bool { return strings.HasPrefix(key, "_checkpoints/partitions/") }
 
 // icebergCatalogs are the catalogs the crash tests run on: SQLite and
-// hadoop here, PostgreSQL when the tests have one.
+// hadoop here, PostgreSQL and the REST catalog when the tests have them.
 func icebergCatalogs() map[string]func(dir string) tables.Config {
 	cats := map[string]func(dir string) tables.Config{
 		"sql-sqlite": func(dir string) tables.Config {
@@ -125,6 +125,9 @@ func icebergCatalogs() map[string]func(dir string) tables.Config {
 			return tables.Config{Kind: tables.SQL, Name: "k" + strconv.FormatInt(time.Now().UnixNano(), 36),
 				URI: dsn, Warehouse: "file://" + filepath.Join(dir, "lake", "_iceberg")}
 		}
+	}
+	if uri := os.Getenv("EXPORTER_TEST_REST_URI"); uri != "" {
+		cats["rest"] = func(string) tables.Config { return restCatalog(uri) }
 	}
 	return cats
 }
