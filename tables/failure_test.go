@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/catalogfail"
 )
 
@@ -158,6 +159,27 @@ func TestCommitRefusedIsNotRetried(t *testing.T) {
 	}
 	if n := fx.snapshotAttempts(); n != 1 {
 		t.Errorf("%d attempts of a refused commit, want 1", n)
+	}
+	fx.checkResumes(t)
+}
+
+// TestCommitFailedIsRetried: a commit the catalog answers with
+// ErrCommitFailed while the table has not moved yet (the hadoop
+// catalog's answer when another writer has claimed the next metadata
+// version and not yet finished its commit) is tried again.
+func TestCommitFailedIsRetried(t *testing.T) {
+	fx := newFailureFixture(t, 8)
+	fx.fc.SetFail(func(c catalogfail.Call) error {
+		if c.Op == catalogfail.Commit && c.Snapshot && c.Seq == 1 {
+			return fmt.Errorf("%w: injected: metadata version already claimed", table.ErrCommitFailed)
+		}
+		return nil
+	})
+	if _, err := fx.p.Publish(context.Background(), fx.round); err != nil {
+		t.Fatalf("a commit refused as raced was not tried again: %v", err)
+	}
+	if n := fx.snapshotAttempts(); n != 2 {
+		t.Errorf("%d commit attempts, want 2", n)
 	}
 	fx.checkResumes(t)
 }

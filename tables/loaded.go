@@ -60,16 +60,21 @@ func (p *Publisher) load(ctx context.Context, ident table.Identifier) (*table.Ta
 	return tbl, nil
 }
 
-// moved reports whether the table as the catalog has it now has moved
-// past base, the state a failed commit was built on: another writer
-// committed first, so committing again on the table as it is now may
-// succeed. Every commit gives a table a new metadata file, so its
-// location tells, whatever words the catalog chose for the refusal (the
-// REST catalog's table.ErrCommitFailed, the SQL and hadoop catalogs'
-// "requirement failed"). A refusal that left the table as it was (no
-// permission, a broken catalog) is not retried.
-func moved(base, now *table.Table) bool {
-	return base != nil && now != nil && now.MetadataLocation() != base.MetadataLocation()
+// raced reports whether a commit built on base failed because another
+// writer committed to the table at the same time, so that committing
+// again on the table as the catalog has it now (reloaded) may succeed:
+// the catalog says so with table.ErrCommitFailed (the REST catalog's
+// 409, the hadoop catalog's metadata version claimed by another writer
+// whose commit is still on its way), or the table has moved past base
+// (its metadata location changed, as on every commit): the SQL and
+// hadoop catalogs refuse a stale commit with a plain "requirement
+// failed". A refusal that left the table as it was (no permission, a
+// broken catalog) is not retried.
+func raced(err error, base, reloaded *table.Table) bool {
+	if errors.Is(err, table.ErrCommitFailed) {
+		return true
+	}
+	return base != nil && reloaded != nil && reloaded.MetadataLocation() != base.MetadataLocation()
 }
 
 // commitFailed is the error of a commit to ident (what it tried) that

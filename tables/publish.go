@@ -202,7 +202,7 @@ func (p *Publisher) publishTable(ctx context.Context, r Round, name string, file
 				return c, nil
 			}
 		}
-		conflict := lerr == nil && moved(tbl, reloaded)
+		conflict := lerr == nil && raced(err, tbl, reloaded)
 		if !conflict || attempt >= p.cfg.CommitAttempts {
 			return c, commitFailed(fmt.Sprintf("commit of %d files", len(files)), ident, attempt, p.cfg.CommitAttempts, err, lerr, conflict)
 		}

@@ -156,7 +156,7 @@ func (p *Publisher) PrepareVersion(ctx context.Context, tv TableVersion) (Prepar
 		if err != nil {
 			// Another writer may have committed first, perhaps this very
 			// version: look again at the table as the catalog has it now.
-			conflict := lerr == nil && moved(tbl, reloaded)
+			conflict := lerr == nil && raced(err, tbl, reloaded)
 			if !conflict || !hasVersion(reloaded, tv.Version) {
 				if !conflict || attempt >= p.cfg.CommitAttempts {
 					return Prepared{}, commitFailed(fmt.Sprintf("schema update for version %d of %q", tv.Version, tv.Table), ident, attempt, p.cfg.CommitAttempts, err, lerr, conflict)

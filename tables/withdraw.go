@@ -71,7 +71,7 @@ func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []
 			return len(drop), nil
 		}
 		reloaded, lerr := p.load(ctx, ident)
-		conflict := lerr == nil && moved(tbl, reloaded)
+		conflict := lerr == nil && raced(err, tbl, reloaded)
 		if !conflict || attempt >= p.cfg.CommitAttempts {
 			return 0, commitFailed(fmt.Sprintf("withdrawal of %d files", len(drop)), ident, attempt, p.cfg.CommitAttempts, err, lerr, conflict)
 		}
