@@ -12,6 +12,10 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
 
+// CompactedPrefix begins the name of every file compaction writes; the
+// exporter's own files begin with "part-".
+const CompactedPrefix = "compact-"
+
 // smallFile is a current data file of the table that compaction may
 // rewrite.
 type smallFile struct {
@@ -166,7 +170,7 @@ func (t *tablePass) rewriteGroup(ctx context.Context, g *group, gi int, bins [][
 		return errors.Join(append([]error{cause}, errs...)...)
 	}
 	for i, b := range bins {
-		key := fmt.Sprintf("%s/compact-%s-%03d-%03d.parquet", g.dir, t.cfg.Run, gi, i)
+		key := fmt.Sprintf("%s/%s%s-%03d-%03d.parquet", g.dir, CompactedPrefix, t.cfg.Run, gi, i)
 		df, n, err := t.writeBin(ctx, g, b, key)
 		if err != nil {
 			return cleanup(err)

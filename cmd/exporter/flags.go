@@ -30,6 +30,7 @@ type cli struct {
 	Views      viewsCmd        `cmd:"" help:"Print SQL creating a view per table over all its schema versions, and a current-state view per table; with --catalog, also views through the Iceberg catalog."`
 	Scan       scanCmd         `cmd:"" help:"Read a table through the Iceberg catalog (--catalog ...) with iceberg-go's table scan and print its rows."`
 	Checkpoint checkpointCmd   `cmd:"" help:"Repair progress records: checkpoint rebuild."`
+	Maintain   maintainCmd     `cmd:"" help:"One maintenance pass over the Iceberg tables (--catalog ...): compact small files, expire old snapshots, remove orphan files; safe beside a running exporter."`
 }
 
 // sinkFlags select and configure the sink; every command that reads or

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/maintain"
+	"github.com/lakehouse-exporter/lakehouse-exporter/parquetenc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
+	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
+)
+
+type maintainCmd struct {
+	sinkFlags    `embed:""`
+	catalogFlags `embed:""`
+
+	TargetFileBytes int64         `help:"Compact data files smaller than this into files of at most this size (by the inputs' bytes), per table, partition and schema version." default:"134217728"`
+	ExpireAfter     time.Duration `help:"Expire snapshots older than this (beyond --keep-snapshots) and delete the files only they referenced; 0 expires nothing. Time travel reaches back this far." default:"168h"`
+	KeepSnapshots   int           `help:"Always keep this many of each table's newest snapshots." default:"10"`
+	OrphanAge       time.Duration `help:"Delete files of the tables' folders that no snapshot and no pending intent references once they are this old; 0 removes no orphans. Keep it well above the longest commit round and compaction." default:"24h"`
+	DryRun          bool          `help:"Report what would be compacted, expired and removed (orphans are listed in the log); change nothing."`
+	Table           []string      `help:"Maintain only this source table (SALES.ORDERS). Repeatable; default every table of the sink."`
+
+	RowGroupRows     int64  `help:"Rows per Parquet row group of the compacted files (as run's)." default:"131072"`
+	Compression      string `help:"Parquet compression of the compacted files (as run's): zstd, snappy, gzip or none." default:"zstd" enum:"zstd,snappy,gzip,none"`
+	CompressionLevel int    `help:"Codec level (as run's); 0 picks zstd 1." default:"0"`
+	ParquetEncoder   string `help:"Who writes the compacted files' pages (as run's): lean or arrow." default:"lean" enum:"lean,arrow"`
+	IntEncoding      string `help:"64-bit integer encoding of the compacted files (as run's): delta or plain." default:"delta" enum:"delta,plain"`
+
+	LogFormat string `help:"Log format: auto (text on a terminal, JSON otherwise), text or json." default:"auto" enum:"auto,text,json"`
+	LogLevel  string `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error"`
+}
+
+// errNoCatalog is maintain's refusal without --catalog.
+var errNoCatalog = errors.New("maintain needs the Iceberg catalog the tables are published through: compaction replaces many small files by a few large ones, and only the tables' metadata lets readers switch from the old files to the new ones at one instant (without it a reader globbing the folders would see rows twice or not at all). Publish the tables with `exporter run --catalog hadoop|sql|rest|glue ...`, then give maintain the same --catalog flags (see docs/maintenance.md)")
+
+func (c *maintainCmd) run(ctx context.Context, stdout, stderr io.Writer) int {
+	logger := newLogger(stderr, c.LogFormat, c.LogLevel)
+	if c.Catalog == "" {
+		printErr(stderr, "exporter maintain:", errNoCatalog)
+		return exitUsage
+	}
+	sum, err := c.pass(ctx, logger)
+	if err != nil {
+		printErr(stderr, "exporter maintain:", err)
+		return exitFailure
+	}
+	fmt.Fprintln(stdout, sum)
+	return exitOK
+}
+
+func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger) (maintain.Summary, error) {
+	codec, err := writer.ParseCompression(c.Compression)
+	if err != nil {
+		return maintain.Summary{}, err
+	}
+	if err := writer.CheckCompressionLevel(c.Compression, c.CompressionLevel); err != nil {
+		return maintain.Summary{}, err
+	}
+	st, err := c.openLake(ctx, logger)
+	if err != nil {
+		return maintain.Summary{}, err
+	}
+	cfg, err := c.config(st, tables.ByDay)
+	if err != nil {
+		return maintain.Summary{}, err
+	}
+	pub, err := tables.Open(ctx, *cfg, logger)
+	if err != nil {
+		return maintain.Summary{}, fmt.Errorf("open the Iceberg catalog: %w", err)
+	}
+	defer pub.Close()
+	level := c.CompressionLevel
+	if level == 0 && c.Compression == "zstd" {
+		level = 1 // as the writer's default
+	}
+	enc, err := parquetenc.New(parquetenc.Options{Compression: codec, CompressionLevel: level, RowGroupRows: c.RowGroupRows,
+		PlainInts: c.IntEncoding == writer.IntEncodingPlain, PqarrowOnly: c.ParquetEncoder == writer.EncoderArrow, Logger: logger})
+	if err != nil {
+		return maintain.Summary{}, err
+	}
+	orphanAge := c.OrphanAge
+	if orphanAge == 0 {
+		orphanAge = -1
+	}
+	keep := c.KeepSnapshots
+	if keep < 1 {
+		keep = 1
+	}
+	return maintain.Run(ctx, maintain.Config{Store: st, Publisher: pub, Encoder: enc, TargetFileBytes: c.TargetFileBytes,
+		ExpireAfter: c.ExpireAfter, KeepSnapshots: keep, OrphanAge: orphanAge, DryRun: c.DryRun, Tables: c.Table, Logger: logger})
+}

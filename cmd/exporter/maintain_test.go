@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMaintainRefusesWithoutCatalog: without --catalog, maintain exits 2
+// with why compaction needs table metadata and how to give it.
+func TestMaintainRefusesWithoutCatalog(t *testing.T) {
+	sink := t.TempDir()
+	code, out, stderr := runExporter(t, nil, "maintain", "--sink", "file://"+sink)
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitUsage, out, stderr)
+	}
+	for _, want := range []string{"metadata", "--catalog hadoop|sql|rest|glue", "docs/maintenance.md"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// TestRebuildAfterCompactionResumesExactlyOnce: after a maintenance pass
+// replaced every file of the first export by compacted files and
+// expired the snapshots that held the old ones (so they are deleted),
+// a rebuilt checkpoint still resumes after the compacted files' rows
+// (it reads their lakehouse.source_ranges), and the rest of the stream
+// lands once.
+func TestRebuildAfterCompactionResumesExactlyOnce(t *testing.T) {
+	first, rest, dml := rebuildStream(t)
+	catalogArgs := func(sink string) []string {
+		return []string{"--catalog", "sql", "--catalog-uri", "sqlite://" + filepath.Join(filepath.Dir(sink), "catalog.db")}
+	}
+	export := func(sink string, lines [][]byte) (int, string) {
+		in := filepath.Join(filepath.Dir(sink), "in.jsonl")
+		os.WriteFile(in, append(bytes.Join(lines, []byte("\n")), '\n'), 0o644)
+		args := append([]string{"run", "--source", "file:" + in, "--sink", "file://" + sink, "--file-max-rows", "40"}, catalogArgs(sink)...)
+		code, _, stderr := runExporter(t, nil, args...)
+		return code, stderr
+	}
+	all := append(append([][]byte(nil), first...), rest...)
+	reference := filepath.Join(t.TempDir(), "lake")
+	sink := filepath.Join(t.TempDir(), "lake")
+	for _, s := range []string{reference, sink} {
+		if code, stderr := export(s, first); code != 0 {
+			t.Fatalf("first export: %s", stderr)
+		}
+	}
+	args := append([]string{"maintain", "--sink", "file://" + sink, "--expire-after", "1ns", "--keep-snapshots", "1", "--orphan-age", "0"}, catalogArgs(sink)...)
+	code, out, stderr := runExporter(t, nil, args...)
+	if code != exitOK || !strings.Contains(out, "files rewritten") {
+		t.Fatalf("maintain: exit %d\n%s%s", code, out, stderr)
+	}
+	parts, _ := filepath.Glob(filepath.Join(sink, "*", "*", "*", "part-*.parquet"))
+	compacted, _ := filepath.Glob(filepath.Join(sink, "*", "*", "*", "compact-*.parquet"))
+	if len(parts) != 0 || len(compacted) == 0 {
+		t.Fatalf("after maintenance: %d exporter files left (want none: replaced and expired), %d compacted files\n%s", len(parts), len(compacted), out)
+	}
+	corruptAndRebuild(t, sink, onlyCheckpoint(t, sink), func() (int, string) { return export(sink, all) })
+	for _, s := range []string{reference, sink} {
+		if code, stderr := export(s, all); code != 0 {
+			t.Fatalf("export of the whole stream: %s", stderr)
+		}
+	}
+	checkSameLake(t, sink, reference, dml)
+}
