@@ -155,7 +155,8 @@ func liveFiles(t *testing.T, p *tables.Publisher, name string) (map[string][]str
 	}
 	out := map[string][]string{}
 	for _, f := range live {
-		out[filepath.Dir(f.File.FilePath())] = append(out[filepath.Dir(f.File.FilePath())], f.File.FilePath())
+		dir := f.File.FilePath()[:strings.LastIndexByte(f.File.FilePath(), '/')] // path.Dir would make file:/// file:/
+		out[dir] = append(out[dir], f.File.FilePath())
 	}
 	return out, tbl
 }

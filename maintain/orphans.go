@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -44,6 +45,7 @@ func (t *tablePass) removeOrphans(ctx context.Context, s *Summary) error {
 	}
 	var errs []error
 	for _, o := range plan.OrphanFiles() {
+		o.Path = fileURL(o.Path)
 		key, ok := keyOf(o.Path, base)
 		if !ok || pending[key] || !strings.HasSuffix(key, ".parquet") {
 			continue
@@ -72,6 +74,15 @@ func (t *tablePass) removeOrphans(ctx context.Context, s *Summary) error {
 		s.OrphanBytes += o.SizeBytes
 	}
 	return errors.Join(errs...)
+}
+
+// fileURL writes a local location the way the sink names it: iceberg-go's
+// walk of a local folder reports file:/DIR/KEY.
+func fileURL(loc string) string {
+	if rest, ok := strings.CutPrefix(loc, "file:/"); ok && !strings.HasPrefix(rest, "/") {
+		return "file:///" + rest
+	}
+	return loc
 }
 
 // keyOf is the sink key of a location iceberg-go's walk reports, which
@@ -109,8 +120,17 @@ func firstCommit(tbl *table.Table) (time.Time, bool) {
 	return time.UnixMilli(first), true
 }
 
-// modTime is when a file was last written, by the table's file IO.
+// modTime is when a file was last written: by the table's file IO, or
+// for a local sink the file system's (iceberg-go's local IO does not open
+// the file:/// locations it is given).
 func modTime(fs iceio.IO, loc string) (time.Time, error) {
+	if local, ok := strings.CutPrefix(loc, "file://"); ok {
+		info, err := os.Stat(local)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("stat %s: %w", loc, err)
+		}
+		return info.ModTime(), nil
+	}
 	f, err := fs.Open(loc)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("open %s: %w", loc, err)
