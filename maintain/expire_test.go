@@ -12,7 +12,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
 	"github.com/lakehouse-exporter/lakehouse-exporter/maintain"
-	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
 
 // snapshotFiles lists the data files of each snapshot of a table.
@@ -149,8 +148,10 @@ func TestOrphanRemoval(t *testing.T) {
 		t.Fatal(err)
 	}
 	born := time.UnixMilli(tbl.Metadata().Snapshots()[0].TimestampMs)
-	for _, min := range tbl.Metadata().Snapshots() {
-		born = min2(born, time.UnixMilli(min.TimestampMs))
+	for _, s := range tbl.Metadata().Snapshots() {
+		if ts := time.UnixMilli(s.TimestampMs); ts.Before(born) {
+			born = ts
+		}
 	}
 	mk := func(name string, mod time.Time) string {
 		p := filepath.Join(dir, name)
@@ -163,7 +164,7 @@ func TestOrphanRemoval(t *testing.T) {
 		return p
 	}
 	after := born.Add(time.Millisecond)
-	crashed := mk("compact-dead-000-000.parquet", after)        // a maintenance pass died before its commit
+	crashed := mk("compact-dead-000-000.parquet", after)            // a maintenance pass died before its commit
 	pendingFile := mk("part-x-00000000000000000000.parquet", after) // an exporter's upload, its round not committed
 	preCatalog := mk("part-y-00000000000000000000.parquet", born.Add(-time.Hour))
 	rel, _ := filepath.Rel(l.dir, pendingFile)
@@ -195,12 +196,4 @@ func TestOrphanRemoval(t *testing.T) {
 	if got := rows(t, p, name); !slices.Equal(got, rowsBefore) {
 		t.Errorf("the table reads %d rows after orphan removal, %d before", len(got), len(rowsBefore))
 	}
-	_ = tables.ErrBadName
-}
-
-func min2(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
