@@ -216,9 +216,14 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		if cfg.Observer != nil {
 			cfg.Observer.TableMaintained(name, s)
 		}
-		t.log.Info("table maintained", "progress", fmt.Sprintf("%d/%d", i+1, len(names)), "files_rewritten", s.FilesRewritten,
+		attrs := []any{"progress", fmt.Sprintf("%d/%d", i+1, len(names)), "files_rewritten", s.FilesRewritten,
 			"files_written", s.FilesWritten, "bytes_before", s.BytesBefore, "bytes_after", s.BytesAfter,
-			"snapshots_expired", s.SnapshotsExpired, "orphans", s.Orphans, "dry_run", cfg.DryRun, "duration", s.Duration, "error", err)
+			"snapshots_expired", s.SnapshotsExpired, "orphans", s.Orphans, "dry_run", cfg.DryRun, "duration", s.Duration}
+		if err != nil {
+			t.log.Error("table maintenance failed", append(attrs, "error", err)...)
+		} else {
+			t.log.Info("table maintained", attrs...)
+		}
 		total.add(s)
 	}
 	total.Duration = time.Since(start)
@@ -237,15 +242,13 @@ func (t *tablePass) run(ctx context.Context) (Summary, error) {
 	if _, err := t.cfg.Publisher.Identifier(t.name); errors.Is(err, tables.ErrBadName) {
 		return s, nil // never published: its records went to the dead letters
 	}
-	tbl, err := t.cfg.Publisher.LoadTable(ctx, t.name)
-	if err != nil {
+	if _, err := t.cfg.Publisher.LoadTable(ctx, t.name); err != nil {
 		if isNoSuchTable(err) {
 			t.log.Info("no Iceberg table: nothing to maintain (the table was never published through this catalog)")
 			return s, nil
 		}
 		return s, err
 	}
-	_ = tbl
 	var errs []error
 	if err := t.compact(ctx, &s); err != nil {
 		errs = append(errs, fmt.Errorf("compact: %w", err))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/maintain"
+	"github.com/lakehouse-exporter/lakehouse-exporter/metrics"
 	"github.com/lakehouse-exporter/lakehouse-exporter/parquetenc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
@@ -31,6 +32,8 @@ type maintainCmd struct {
 	ParquetEncoder   string `help:"Who writes the compacted files' pages (as run's): lean or arrow." default:"lean" enum:"lean,arrow"`
 	IntEncoding      string `help:"64-bit integer encoding of the compacted files (as run's): delta or plain." default:"delta" enum:"delta,plain"`
 
+	MetricsTextfile string `name:"metrics-textfile" help:"Write the pass's metrics (exporter_maintain_*: files rewritten, bytes before and after, snapshots expired, orphans removed, time per table) to this file in Prometheus' text format when it ends, for node_exporter's textfile collector." type:"path"`
+
 	LogFormat string `help:"Log format: auto (text on a terminal, JSON otherwise), text or json." default:"auto" enum:"auto,text,json"`
 	LogLevel  string `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error"`
 }
@@ -44,7 +47,13 @@ func (c *maintainCmd) run(ctx context.Context, stdout, stderr io.Writer) int {
 		printErr(stderr, "exporter maintain:", errNoCatalog)
 		return exitUsage
 	}
-	sum, err := c.pass(ctx, logger)
+	m := metrics.New()
+	sum, err := c.pass(ctx, logger, maintainObserver{m})
+	if c.MetricsTextfile != "" {
+		if werr := m.WriteTextfile(c.MetricsTextfile); werr != nil {
+			err = errors.Join(err, fmt.Errorf("write the metrics to %s: %w", c.MetricsTextfile, werr))
+		}
+	}
 	if err != nil {
 		printErr(stderr, "exporter maintain:", err)
 		return exitFailure
@@ -53,7 +62,15 @@ func (c *maintainCmd) run(ctx context.Context, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger) (maintain.Summary, error) {
+// maintainObserver hands each table's pass to the metrics.
+type maintainObserver struct{ m *metrics.Metrics }
+
+func (o maintainObserver) TableMaintained(table string, s maintain.Summary) {
+	o.m.TableMaintained(table, metrics.MaintainCounts{FilesRewritten: s.FilesRewritten, FilesWritten: s.FilesWritten,
+		BytesBefore: s.BytesBefore, BytesAfter: s.BytesAfter, SnapshotsExpired: s.SnapshotsExpired, Orphans: s.Orphans, Took: s.Duration})
+}
+
+func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger, obs maintain.Observer) (maintain.Summary, error) {
 	codec, err := writer.ParseCompression(c.Compression)
 	if err != nil {
 		return maintain.Summary{}, err
@@ -92,5 +109,5 @@ func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger) (maintain.S
 		keep = 1
 	}
 	return maintain.Run(ctx, maintain.Config{Store: st, Publisher: pub, Encoder: enc, TargetFileBytes: c.TargetFileBytes,
-		ExpireAfter: c.ExpireAfter, KeepSnapshots: keep, OrphanAge: orphanAge, DryRun: c.DryRun, Tables: c.Table, Logger: logger})
+		ExpireAfter: c.ExpireAfter, KeepSnapshots: keep, OrphanAge: orphanAge, DryRun: c.DryRun, Tables: c.Table, Logger: logger, Observer: obs})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,55 @@ func TestMaintainRefusesWithoutCatalog(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("the refusal does not say %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// TestMaintainPassAndMetrics: the sample exported a row per file, one
+// pass compacts it; the summary line and the metrics textfile say how
+// many files were rewritten, and a dry run before it changes nothing.
+func TestMaintainPassAndMetrics(t *testing.T) {
+	dir := t.TempDir()
+	sink := filepath.Join(dir, "lake")
+	cat := []string{"--sink", "file://" + sink, "--catalog", "sql", "--catalog-uri", "sqlite://" + filepath.Join(dir, "c.db")}
+	code, _, stderr := runExporter(t, nil, append([]string{"run", "--source", "file:../../testdata/goldengate/sample.jsonl", "--file-max-rows", "1"}, cat...)...)
+	if code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	files := func() []string {
+		fs, _ := filepath.Glob(filepath.Join(sink, "*", "*", "*", "*.parquet"))
+		return fs
+	}
+	before := files()
+	code, out, stderr := runExporter(t, nil, append([]string{"maintain", "--dry-run"}, cat...)...)
+	if code != exitOK || !strings.Contains(out, "files rewritten into") || len(files()) != len(before) {
+		t.Fatalf("dry run: exit %d, %d files (%d before)\n%s%s", code, len(files()), len(before), out, stderr)
+	}
+	textfile := filepath.Join(dir, "maintain.prom")
+	code, out, stderr = runExporter(t, nil, append([]string{"maintain", "--metrics-textfile", textfile, "--log-level", "info"}, cat...)...)
+	if code != exitOK {
+		t.Fatalf("maintain: exit %d\n%s%s", code, out, stderr)
+	}
+	var rewritten int
+	if _, err := fmt.Sscanf(out, "maintained 2 tables in %s %d files rewritten", new(string), &rewritten); err != nil || rewritten == 0 {
+		t.Fatalf("summary %q: %v", out, err)
+	}
+	if !strings.Contains(stderr, `table maintained`) || !strings.Contains(stderr, `"progress":"2/2"`) {
+		t.Errorf("no progress per table in the log:\n%s", stderr)
+	}
+	prom, err := os.ReadFile(textfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int
+	for _, line := range strings.Split(string(prom), "\n") {
+		if strings.HasPrefix(line, "exporter_maintain_files_rewritten_total{") {
+			var n int
+			fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &n)
+			sum += n
+		}
+	}
+	if sum != rewritten {
+		t.Errorf("the metrics count %d files rewritten, the summary %d:\n%s", sum, rewritten, prom)
 	}
 }
 
