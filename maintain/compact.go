@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/iceberg-go"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
 
@@ -19,10 +20,10 @@ const CompactedPrefix = "compact-"
 // smallFile is a current data file of the table that compaction may
 // rewrite.
 type smallFile struct {
-	key      string // in the sink
-	location string // in the table
-	bytes    int64
-	rows     int64
+	key   string // in the sink
+	file  iceberg.DataFile
+	bytes int64
+	rows  int64
 }
 
 // group is the small files of one partition and one folder: one schema
@@ -44,7 +45,7 @@ func (t *tablePass) compact(ctx context.Context, s *Summary) error {
 	if err != nil {
 		return err
 	}
-	pending, err := pendingFiles(ctx, t.cfg.Store)
+	pending, err := t.pendingFiles(ctx)
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func (t *tablePass) groups(live []tables.LiveFile, pending map[string]bool) []*g
 			byKey[gk] = g
 			out = append(out, g)
 		}
-		g.files = append(g.files, smallFile{key: key, location: f.FilePath(), bytes: f.FileSizeBytes(), rows: f.Count()})
+		g.files = append(g.files, smallFile{key: key, file: f, bytes: f.FileSizeBytes(), rows: f.Count()})
 	}
 	slices.SortFunc(out, func(a, b *group) int { return strings.Compare(a.dir, b.dir) })
 	return out
@@ -157,7 +158,7 @@ func packBins(files []smallFile, target int64) [][]smallFile {
 // deleted.
 func (t *tablePass) rewriteGroup(ctx context.Context, g *group, gi int, bins [][]smallFile, s *Summary) error {
 	var written []tables.DataFile
-	var old []string
+	var old []iceberg.DataFile
 	var before, rows int64
 	cleanup := func(cause error) error {
 		var errs []error
@@ -178,7 +179,7 @@ func (t *tablePass) rewriteGroup(ctx context.Context, g *group, gi int, bins [][
 		written = append(written, df)
 		rows += n
 		for _, f := range b {
-			old = append(old, f.location)
+			old = append(old, f.file)
 			before += f.bytes
 		}
 	}

@@ -20,7 +20,23 @@ const intentsPrefix = "_checkpoints/intents/"
 // partition name: files uploaded, or about to be, whose round is not
 // checkpointed yet. Recovery may still withdraw and delete them, so
 // compaction leaves them alone, and they are never orphans.
-func pendingFiles(ctx context.Context, st Store) (map[string]bool, error) {
+//
+// The set is listed once per table pass, after compaction loaded the
+// table and before expiry and orphan removal load it: each step needs
+// the listing on that side of its load (see the package comment).
+func (t *tablePass) pendingFiles(ctx context.Context) (map[string]bool, error) {
+	if t.pending != nil {
+		return t.pending, nil
+	}
+	p, err := listPending(ctx, t.cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	t.pending = p
+	return p, nil
+}
+
+func listPending(ctx context.Context, st Store) (map[string]bool, error) {
 	keys, err := st.List(ctx, intentsPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("list the pending intents: %w", err)

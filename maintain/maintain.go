@@ -232,9 +232,10 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 
 // tablePass is one table's pass.
 type tablePass struct {
-	cfg  Config
-	name string
-	log  *slog.Logger
+	cfg     Config
+	name    string
+	log     *slog.Logger
+	pending map[string]bool // keys pending intents name (pendingFiles)
 }
 
 func (t *tablePass) run(ctx context.Context) (Summary, error) {
@@ -242,15 +243,12 @@ func (t *tablePass) run(ctx context.Context) (Summary, error) {
 	if _, err := t.cfg.Publisher.Identifier(t.name); errors.Is(err, tables.ErrBadName) {
 		return s, nil // never published: its records went to the dead letters
 	}
-	if _, err := t.cfg.Publisher.LoadTable(ctx, t.name); err != nil {
+	var errs []error
+	if err := t.compact(ctx, &s); err != nil {
 		if isNoSuchTable(err) {
 			t.log.Info("no Iceberg table: nothing to maintain (the table was never published through this catalog)")
 			return s, nil
 		}
-		return s, err
-	}
-	var errs []error
-	if err := t.compact(ctx, &s); err != nil {
 		errs = append(errs, fmt.Errorf("compact: %w", err))
 	}
 	if t.cfg.ExpireAfter > 0 {

@@ -18,7 +18,7 @@ import (
 // folder against every file its snapshots reference); what it cannot know
 // is the exporter's pending intents and which files predate the catalog.
 func (t *tablePass) removeOrphans(ctx context.Context, s *Summary) error {
-	pending, err := pendingFiles(ctx, t.cfg.Store)
+	pending, err := t.pendingFiles(ctx)
 	if err != nil {
 		return err
 	}

@@ -68,45 +68,38 @@ func LiveFiles(ctx context.Context, tbl *table.Table) ([]LiveFile, error) {
 }
 
 // Rewrite replaces, in one snapshot of the table of qualTable, the
-// current data files at the locations old by the files add (which must
-// hold exactly their rows), with iceberg-go's rewrite operation: the
-// snapshot is a "replace", which readers and the catalog know changes no
-// row. A commit that loses a race with another writer (an exporter
-// appending a round) is tried again on the table as the catalog has it
-// then, as long as every file of old is still current there; when one is
-// not, Rewrite gives up with ErrReplacedGone. It returns the snapshot id.
+// current data files old by the files add (which must hold exactly their
+// rows), with iceberg-go's rewrite operation: the snapshot is a
+// "replace", which readers and the catalog know changes no row. The first
+// attempt is built on the table as this publisher last saw it; a commit
+// that loses a race with another writer (an exporter appending a round)
+// is tried again on the table as the catalog has it then, as long as
+// every file of old is still current there; when one is not, Rewrite
+// gives up with ErrReplacedGone. It returns the snapshot id.
 //
 // When the commit fails otherwise, it may still have reached the
 // catalog: Rewrite reloads the table and reports success if the files of
 // add are current, and wraps ErrOutcomeUnknown when it cannot tell. The
 // caller may delete the files of add after any other error.
-func (p *Publisher) Rewrite(ctx context.Context, qualTable string, old []string, add []DataFile) (snapshotID int64, err error) {
+func (p *Publisher) Rewrite(ctx context.Context, qualTable string, old []iceberg.DataFile, add []DataFile) (snapshotID int64, err error) {
 	ident, err := p.Identifier(qualTable)
 	if err != nil {
 		return 0, err
 	}
 	name := strings.Join(ident, ".")
-	want := make(map[string]bool, len(old))
-	for _, l := range old {
-		want[l] = true
+	tbl, err := p.current(ctx, ident)
+	if err != nil {
+		return 0, fmt.Errorf("load table %s: %w", name, err)
 	}
+	drop := old
 	for attempt := 1; ; attempt++ {
-		tbl, err := p.load(ctx, ident)
-		if err != nil {
-			return 0, fmt.Errorf("load table %s: %w", name, err)
-		}
-		live, err := LiveFiles(ctx, tbl)
-		if err != nil {
-			return 0, err
-		}
-		var drop []iceberg.DataFile
-		for _, f := range live {
-			if want[f.File.FilePath()] {
-				drop = append(drop, f.File)
+		if attempt > 1 {
+			if tbl, err = p.load(ctx, ident); err != nil {
+				return 0, fmt.Errorf("load table %s: %w", name, err)
 			}
-		}
-		if len(drop) != len(want) {
-			return 0, fmt.Errorf("rewrite %d files of %s: %d of them are no longer current: %w", len(want), name, len(want)-len(drop), ErrReplacedGone)
+			if drop, err = stillCurrent(ctx, tbl, old); err != nil {
+				return 0, err
+			}
 		}
 		dfs, err := dataFiles(tbl, add)
 		if err != nil {
@@ -130,22 +123,82 @@ func (p *Publisher) Rewrite(ctx context.Context, qualTable string, old []string,
 			p.committed(qualTable, done.CurrentSnapshot(), time.Since(start))
 			return done.CurrentSnapshot().SnapshotID, nil
 		}
+		if isStale(err) || isConflict(err) {
+			// Built on a state the catalog has moved past: the
+			// transaction found a file to replace missing, or the
+			// catalog refused the commit. Nothing was committed.
+			if attempt >= p.cfg.CommitAttempts {
+				return 0, fmt.Errorf("rewrite %d files of %s into %d (attempt %d): %w", len(drop), name, len(add), attempt, err)
+			}
+			p.conflicted(qualTable)
+			p.log.Info("iceberg rewrite conflict, retrying on the table as it is now", "table", name, "attempt", attempt, "error", err)
+			if err := waitRetry(ctx, attempt); err != nil {
+				return 0, err
+			}
+			continue
+		}
 		id, ok, checkErr := p.holdsAll(ctx, ident, add)
 		if ok {
 			return id, nil // the response was lost, not the commit
 		}
-		if checkErr != nil && !isConflict(err) {
+		if checkErr != nil {
 			return 0, fmt.Errorf("rewrite %d files of %s: %w (%w; reading the table back: %w)", len(drop), name, ErrOutcomeUnknown, err, checkErr)
 		}
-		if !isConflict(err) || attempt >= p.cfg.CommitAttempts {
-			return 0, fmt.Errorf("rewrite %d files of %s into %d (attempt %d): %w", len(drop), name, len(add), attempt, err)
-		}
-		p.conflicted(qualTable)
-		p.log.Info("iceberg rewrite conflict, retrying on the table as it is now", "table", name, "attempt", attempt, "error", err)
-		if err := waitRetry(ctx, attempt); err != nil {
-			return 0, err
+		return 0, fmt.Errorf("rewrite %d files of %s into %d (attempt %d): %w", len(drop), name, len(add), attempt, err)
+	}
+}
+
+// isStale reports whether building a transaction failed because a file
+// to replace is not in the table state it was built on (iceberg-go says
+// so only in words).
+func isStale(err error) bool {
+	return strings.Contains(err.Error(), "cannot delete files that do not belong to the table")
+}
+
+// stillCurrent returns the current data files of tbl at the locations of
+// old, or ErrReplacedGone when one is not current.
+func stillCurrent(ctx context.Context, tbl *table.Table, old []iceberg.DataFile) ([]iceberg.DataFile, error) {
+	live, err := LiveFiles(ctx, tbl)
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[string]bool, len(old))
+	for _, f := range old {
+		want[f.FilePath()] = true
+	}
+	var out []iceberg.DataFile
+	for _, f := range live {
+		if want[f.File.FilePath()] {
+			out = append(out, f.File)
 		}
 	}
+	if len(out) != len(want) {
+		return nil, fmt.Errorf("rewrite %d files of %s: %d of them are no longer current: %w", len(want), strings.Join(tbl.Identifier(), "."), len(want)-len(out), ErrReplacedGone)
+	}
+	return out, nil
+}
+
+// current returns the table as this publisher last loaded or committed
+// it, loading it if it has not.
+func (p *Publisher) current(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	if tbl := p.loaded.get(ident); tbl != nil {
+		return tbl, nil
+	}
+	return p.load(ctx, ident)
+}
+
+// CachedTable returns the table of a source table as this publisher last
+// loaded or committed it (see loadedTables), loading it if it has not.
+func (p *Publisher) CachedTable(ctx context.Context, qualTable string) (*table.Table, error) {
+	ident, err := p.Identifier(qualTable)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := p.current(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+	}
+	return tbl, nil
 }
 
 // holdsAll reports whether every file of add is a current data file of
@@ -195,7 +248,11 @@ func (p *Publisher) Expire(ctx context.Context, qualTable string, olderThan time
 	}
 	name := strings.Join(ident, ".")
 	for attempt := 1; ; attempt++ {
-		tbl, err := p.load(ctx, ident)
+		load := p.load
+		if attempt == 1 {
+			load = p.current
+		}
+		tbl, err := load(ctx, ident)
 		if err != nil {
 			return Expiry{}, fmt.Errorf("load table %s: %w", name, err)
 		}
