@@ -58,7 +58,9 @@ func (t *tablePass) removeOrphans(ctx context.Context, s *Summary) error {
 			errs = append(errs, err)
 			continue
 		}
-		if mod.Before(born) {
+		// Object stores list times to the second: a file of the
+		// table's first second must not pass for an older one.
+		if mod.Before(born.Truncate(time.Second)) {
 			continue // exported before the table's first commit: data, not an orphan
 		}
 		if t.cfg.DryRun {
