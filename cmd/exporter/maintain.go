@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/lakehouse-exporter/lakehouse-exporter/maintain"
 	"github.com/lakehouse-exporter/lakehouse-exporter/metrics"
 	"github.com/lakehouse-exporter/lakehouse-exporter/parquetenc"
+	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
+	"github.com/robfig/cron/v3"
 )
 
 type maintainCmd struct {
@@ -72,10 +75,10 @@ func (o maintainObserver) TableMaintained(table string, s maintain.Summary) {
 
 func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger, obs maintain.Observer) (maintain.Summary, error) {
 	codec, err := writer.ParseCompression(c.Compression)
-	if err != nil {
-		return maintain.Summary{}, err
+	if err == nil {
+		err = writer.CheckCompressionLevel(c.Compression, c.CompressionLevel)
 	}
-	if err := writer.CheckCompressionLevel(c.Compression, c.CompressionLevel); err != nil {
+	if err != nil {
 		return maintain.Summary{}, err
 	}
 	st, err := c.openLake(ctx, logger)
@@ -91,12 +94,7 @@ func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger, obs maintai
 		return maintain.Summary{}, fmt.Errorf("open the Iceberg catalog: %w", err)
 	}
 	defer pub.Close()
-	level := c.CompressionLevel
-	if level == 0 && c.Compression == "zstd" {
-		level = 1 // as the writer's default
-	}
-	enc, err := parquetenc.New(parquetenc.Options{Compression: codec, CompressionLevel: level, RowGroupRows: c.RowGroupRows,
-		PlainInts: c.IntEncoding == writer.IntEncodingPlain, PqarrowOnly: c.ParquetEncoder == writer.EncoderArrow, Logger: logger})
+	enc, err := newEncoder(codec, c.Compression, c.CompressionLevel, c.RowGroupRows, c.IntEncoding, c.ParquetEncoder, logger)
 	if err != nil {
 		return maintain.Summary{}, err
 	}
@@ -110,4 +108,65 @@ func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger, obs maintai
 	}
 	return maintain.Run(ctx, maintain.Config{Store: st, Publisher: pub, Encoder: enc, TargetFileBytes: c.TargetFileBytes,
 		ExpireAfter: c.ExpireAfter, KeepSnapshots: keep, OrphanAge: orphanAge, DryRun: c.DryRun, Tables: c.Table, Logger: logger, Observer: obs})
+}
+
+// newEncoder is the Parquet encoder of compacted files, with the settings
+// the exporter's writer takes.
+func newEncoder(codec compress.Compression, name string, level int, rowGroupRows int64, intEncoding, encoder string, logger *slog.Logger) (*parquetenc.Encoder, error) {
+	if level == 0 && name == "zstd" {
+		level = 1 // as the writer's default
+	}
+	return parquetenc.New(parquetenc.Options{Compression: codec, CompressionLevel: level, RowGroupRows: rowGroupRows,
+		PlainInts: intEncoding == writer.IntEncodingPlain, PqarrowOnly: encoder == writer.EncoderArrow, Logger: logger})
+}
+
+// scheduleMaintenance runs a maintenance pass with exporter maintain's
+// defaults on each tick of --maintain-schedule, until ctx ends; stop
+// waits for a running pass.
+func (r *runCmd) scheduleMaintenance(ctx context.Context, cfg pipeline.Config, logger *slog.Logger) (stop func(), err error) {
+	if cfg.Catalog == nil {
+		return nil, errors.New("maintenance needs the Iceberg catalog: give --catalog too")
+	}
+	st, ok := cfg.Store.(maintain.Store)
+	if !ok {
+		return nil, fmt.Errorf("the sink %s cannot be maintained", cfg.Store.String())
+	}
+	loc, err := time.LoadLocation(r.ScheduleTimezone)
+	if err != nil {
+		return nil, err
+	}
+	sched, err := cronParser.Parse(r.MaintainSchedule)
+	if err != nil {
+		return nil, err
+	}
+	codec, err := writer.ParseCompression(r.Compression)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := newEncoder(codec, r.Compression, r.CompressionLevel, r.RowGroupRows, r.IntEncoding, r.ParquetEncoder, logger)
+	if err != nil {
+		return nil, err
+	}
+	log := logger.With("job", "maintain")
+	c := cron.New(cron.WithLocation(loc), cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
+	c.Schedule(sched, cron.FuncJob(func() {
+		if ctx.Err() != nil {
+			return
+		}
+		pub, err := tables.Open(ctx, *cfg.Catalog, log)
+		if err != nil {
+			log.Error("maintenance pass not run: cannot open the Iceberg catalog; the next tick tries again", "error", err)
+			return
+		}
+		defer pub.Close()
+		sum, err := maintain.Run(ctx, maintain.Config{Store: st, Publisher: pub, Encoder: enc,
+			ExpireAfter: 168 * time.Hour, KeepSnapshots: 10, Logger: log})
+		if err != nil {
+			log.Error("maintenance pass failed; the next tick tries again", "error", err, "summary", sum.String())
+			return
+		}
+		log.Info("maintenance pass done", "summary", sum.String())
+	}))
+	c.Start()
+	return func() { <-c.Stop().Done() }, nil
 }

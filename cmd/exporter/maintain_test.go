@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/syncbuf"
 )
 
 // TestMaintainRefusesWithoutCatalog: without --catalog, maintain exits 2
@@ -116,4 +120,43 @@ func TestRebuildAfterCompactionResumesExactlyOnce(t *testing.T) {
 		}
 	}
 	checkSameLake(t, sink, reference, dml)
+}
+
+// TestMaintainScheduleInRun: `run --schedule ... --maintain-schedule ...`
+// with the SQL catalog compacts the tables in the exporter's own process
+// (a compacted file appears), the tables keep every row, and a stop ends
+// both; without --catalog the flag is a usage error.
+func TestMaintainScheduleInRun(t *testing.T) {
+	dir := t.TempDir()
+	sink := filepath.Join(dir, "lake")
+	cat := []string{"--catalog", "sql", "--catalog-uri", "sqlite://" + filepath.Join(dir, "c.db")}
+	code, _, stderr := runExporter(t, nil, "run", "--source", "stdin", "--sink", "file://"+sink, "--maintain-schedule", "@every 1s")
+	if code != exitUsage || !strings.Contains(stderr, "--maintain-schedule") || !strings.Contains(stderr, "--catalog") {
+		t.Fatalf("without --catalog: exit %d: %s", code, stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncbuf.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runContext(ctx, append([]string{"run", "--source", "file:../../testdata/goldengate/sample.jsonl", "--sink", "file://" + sink,
+			"--file-max-rows", "1", "--schedule", "*/1 * * * * *", "--maintain-schedule", "*/1 * * * * *"}, cat...), strings.NewReader(""), &out, &errb)
+	}()
+	waitUntil(t, func() bool {
+		fs, _ := filepath.Glob(filepath.Join(sink, "*", "*", "*", "compact-*.parquet"))
+		return len(fs) > 0
+	})
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK && code != exitInterrupted {
+			t.Errorf("exit %d: %s", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not stop")
+	}
+	code, scanned, stderr := runExporter(t, nil, append([]string{"scan", "SALES.ORDERS", "--sink", "file://" + sink, "--columns", "pos"}, cat...)...)
+	if code != exitOK || strings.Count(scanned, "=100") != 6 {
+		t.Errorf("scan after the run: exit %d\n%s%s", code, scanned, stderr)
+	}
 }
