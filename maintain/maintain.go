@@ -40,6 +40,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -47,6 +48,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/lakeview"
 	"github.com/lakehouse-exporter/lakehouse-exporter/parquetenc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
+	"golang.org/x/sync/errgroup"
 )
 
 // Store is what a pass needs of the sink.
@@ -87,11 +89,15 @@ type Config struct {
 	// Tables limits the pass to these source tables (SALES.ORDERS);
 	// empty: every table of the sink's _schemas/.
 	Tables []string
+	// Concurrency is how many tables are maintained at once; memory
+	// grows with it (each holds one output file's rows at a time) and
+	// so does the catalog's load. Default 4.
+	Concurrency int
 	// Run names this pass in the files it writes; default a new id.
 	Run       string
 	Allocator memory.Allocator // default memory.DefaultAllocator
 	Logger    *slog.Logger     // default: discard
-	Observer  Observer         // default: none
+	Observer  Observer         // default: none; called from several goroutines
 }
 
 // Summary is what a pass did, for one table or all.
@@ -171,6 +177,9 @@ func (c Config) withDefaults() Config {
 	if c.Run == "" {
 		c.Run = newRunID()
 	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 4
+	}
 	if c.Allocator == nil {
 		c.Allocator = memory.DefaultAllocator
 	}
@@ -199,33 +208,45 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		}
 	}
 	slices.Sort(names)
-	var total Summary
-	var errs []error
-	for i, name := range names {
+	var (
+		mu    sync.Mutex // guards total, errs and done
+		total Summary
+		errs  []error
+		done  int
+	)
+	var g errgroup.Group
+	g.SetLimit(cfg.Concurrency)
+	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
 		}
-		t := &tablePass{cfg: cfg, name: name, log: cfg.Logger.With("table", name)}
-		tstart := time.Now()
-		s, err := t.run(ctx)
-		s.Tables, s.Duration = 1, time.Since(tstart)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("table %s: %w", name, err))
-		}
-		if cfg.Observer != nil {
-			cfg.Observer.TableMaintained(name, s)
-		}
-		attrs := []any{"progress", fmt.Sprintf("%d/%d", i+1, len(names)), "files_rewritten", s.FilesRewritten,
-			"files_written", s.FilesWritten, "bytes_before", s.BytesBefore, "bytes_after", s.BytesAfter,
-			"snapshots_expired", s.SnapshotsExpired, "orphans", s.Orphans, "dry_run", cfg.DryRun, "duration", s.Duration}
-		if err != nil {
-			t.log.Error("table maintenance failed", append(attrs, "error", err)...)
-		} else {
-			t.log.Info("table maintained", attrs...)
-		}
-		total.add(s)
+		g.Go(func() error {
+			t := &tablePass{cfg: cfg, name: name, log: cfg.Logger.With("table", name)}
+			tstart := time.Now()
+			s, err := t.run(ctx)
+			s.Tables, s.Duration = 1, time.Since(tstart)
+			if cfg.Observer != nil {
+				cfg.Observer.TableMaintained(name, s)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			attrs := []any{"progress", fmt.Sprintf("%d/%d", done, len(names)), "files_rewritten", s.FilesRewritten,
+				"files_written", s.FilesWritten, "bytes_before", s.BytesBefore, "bytes_after", s.BytesAfter,
+				"snapshots_expired", s.SnapshotsExpired, "orphans", s.Orphans, "dry_run", cfg.DryRun, "duration", s.Duration}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("table %s: %w", name, err))
+				t.log.Error("table maintenance failed", append(attrs, "error", err)...)
+			} else {
+				t.log.Info("table maintained", attrs...)
+			}
+			total.add(s)
+			return nil
+		})
 	}
+	g.Wait()
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	total.Duration = time.Since(start)
 	return total, errors.Join(errs...)
 }

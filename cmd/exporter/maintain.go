@@ -28,6 +28,7 @@ type maintainCmd struct {
 	OrphanAge       time.Duration `help:"Delete files of the tables' folders that no snapshot and no pending intent references once they are this old; 0 removes no orphans. Keep it well above the longest commit round and compaction." default:"24h"`
 	DryRun          bool          `help:"Report what would be compacted, expired and removed (orphans are listed in the log); change nothing."`
 	Table           []string      `help:"Maintain only this source table (SALES.ORDERS). Repeatable; default every table of the sink."`
+	Concurrency     int           `help:"Tables maintained at once; each holds one compacted file's rows in memory at a time." default:"4"`
 
 	RowGroupRows     int64  `help:"Rows per Parquet row group of the compacted files (as run's)." default:"131072"`
 	Compression      string `help:"Parquet compression of the compacted files (as run's): zstd, snappy, gzip or none." default:"zstd" enum:"zstd,snappy,gzip,none"`
@@ -107,7 +108,7 @@ func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger, obs maintai
 		keep = 1
 	}
 	return maintain.Run(ctx, maintain.Config{Store: st, Publisher: pub, Encoder: enc, TargetFileBytes: c.TargetFileBytes,
-		ExpireAfter: c.ExpireAfter, KeepSnapshots: keep, OrphanAge: orphanAge, DryRun: c.DryRun, Tables: c.Table, Logger: logger, Observer: obs})
+		ExpireAfter: c.ExpireAfter, KeepSnapshots: keep, OrphanAge: orphanAge, DryRun: c.DryRun, Tables: c.Table, Concurrency: c.Concurrency, Logger: logger, Observer: obs})
 }
 
 // newEncoder is the Parquet encoder of compacted files, with the settings
