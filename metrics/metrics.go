@@ -43,6 +43,7 @@ type Metrics struct {
 	icebergSeconds    prometheus.Histogram
 	icebergLastCommit *prometheus.GaugeVec // table
 	icebergSnapshot   *prometheus.GaugeVec // table, snapshot_id
+	maintain          *maintainMetrics
 	snapshotsMu       sync.Mutex
 	snapshots         map[string]string // table → the snapshot_id label of its icebergSnapshot series
 
@@ -103,6 +104,7 @@ func New() *Metrics {
 	m.icebergSnapshot = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "exporter_iceberg_last_snapshot_info",
 		Help: "Always 1: the id of the last snapshot this process committed to a table, as a label (a float loses snapshot ids' low digits)."}, []string{"table", "snapshot_id"})
 	m.snapshots = map[string]string{}
+	m.maintain = newMaintainMetrics(m.reg)
 	for _, c := range []prometheus.Collector{m.icebergCommits, m.icebergConflicts, m.icebergSeconds, m.icebergLastCommit, m.icebergSnapshot} {
 		f(c)
 	}

@@ -193,7 +193,20 @@ func (l *Local) Get(ctx context.Context, key string) ([]byte, error) {
 
 func (l *Local) List(ctx context.Context, prefix string) ([]string, error) {
 	var keys []string
-	err := filepath.WalkDir(l.root, func(p string, d fs.DirEntry, err error) error {
+	// Walk only the folder the prefix names (its part up to the last
+	// "/"): a walk of the whole sink per listing made listing one
+	// partition's intents cost as much as the lake's thousands of files.
+	start := l.root
+	if i := strings.LastIndexByte(prefix, '/'); i > 0 {
+		start = filepath.Join(l.root, filepath.FromSlash(prefix[:i]))
+		if !strings.HasPrefix(start, l.root+string(filepath.Separator)) {
+			start = l.root // a prefix with .. segments: filter the whole walk
+		}
+	}
+	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == start {
+			return fs.SkipAll // nothing under the prefix
+		}
 		if err != nil {
 			return err
 		}

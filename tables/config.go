@@ -19,6 +19,11 @@ import (
 	_ "github.com/apache/iceberg-go/catalog/glue"
 	_ "github.com/apache/iceberg-go/catalog/rest"
 
+	// iceberg-go's file IO for s3:// tables (manifests, and the data
+	// files maintenance reads, lists and deletes) registers itself with
+	// its io package; file:// is built in.
+	_ "github.com/apache/iceberg-go/io/gocloud/s3"
+
 	// database/sql drivers of the SQL catalog: PostgreSQL (pgx) and
 	// SQLite (modernc, pure Go: no cgo for the catalog).
 	_ "github.com/jackc/pgx/v5/stdlib"

@@ -30,6 +30,7 @@ type cli struct {
 	Views      viewsCmd        `cmd:"" help:"Print SQL creating a view per table over all its schema versions, and a current-state view per table; with --catalog, also views through the Iceberg catalog."`
 	Scan       scanCmd         `cmd:"" help:"Read a table through the Iceberg catalog (--catalog ...) with iceberg-go's table scan and print its rows."`
 	Checkpoint checkpointCmd   `cmd:"" help:"Repair progress records: checkpoint rebuild."`
+	Maintain   maintainCmd     `cmd:"" help:"One maintenance pass over the Iceberg tables (--catalog ...): compact small files, expire old snapshots, remove orphan files; safe beside a running exporter."`
 }
 
 // sinkFlags select and configure the sink; every command that reads or
@@ -62,6 +63,7 @@ type runCmd struct {
 
 	Schedule         string `help:"Cron schedule (5 fields, or 6 with seconds first, or @every 1h): keep running and do one --once drain per tick, never two at once."`
 	ScheduleTimezone string `help:"Time zone of --schedule." default:"UTC"`
+	MaintainSchedule string `help:"With --catalog: also run a table maintenance pass in this process on each tick of this cron schedule (the --schedule forms, in --schedule-timezone), beside the export and never two at once, with exporter maintain's defaults: compact files under 128 MiB, expire snapshots older than 168h beyond the newest 10, remove orphans older than 24h. For other settings run exporter maintain as a job of its own."`
 
 	KafkaClientID         string        `name:"kafka-client-id" help:"Kafka client id." default:"lakehouse-exporter"`
 	KafkaTopicPattern     string        `name:"kafka-topic-pattern" help:"Also consume every topic whose whole name matches this regular expression (Go RE2 syntax), now and created later; internal topics (__...) never match. With it the topics in --source may be left out: kafka://HOST:PORT/?group=NAME."`

@@ -8,8 +8,9 @@
 // schedules; server.go serves metrics, health and pprof; output.go holds
 // what is printed for people (summary, errors: credentials redacted,
 // control characters escaped) and the logger; validate.go, inspect.go,
-// rebuild.go, scan.go and config.go are the validate, tables/schema/views,
-// checkpoint rebuild, Iceberg scan and config-file parts.
+// rebuild.go, scan.go, maintain.go and config.go are the validate,
+// tables/schema/views, checkpoint rebuild, Iceberg scan, table maintenance
+// and config-file parts.
 package main
 
 import (
@@ -83,6 +84,8 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		cmdErr = c.Views.run(ctx, stdout, logger)
 	case "scan <table>":
 		cmdErr = c.Scan.run(ctx, stdout, logger)
+	case "maintain":
+		return c.Maintain.run(ctx, stdout, stderr)
 	case "checkpoint rebuild":
 		cmdErr = c.Checkpoint.Rebuild.run(ctx, stdout, logger)
 	default:

@@ -21,6 +21,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
 	"github.com/lakehouse-exporter/lakehouse-exporter/commit"
+	"github.com/lakehouse-exporter/lakehouse-exporter/maintain"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
 )
@@ -107,7 +108,9 @@ func (l *rebuildLake) files(ctx context.Context) ([]commit.FileRange, error) {
 			}
 			l.dataSegs[parts[0]] = true
 			l.dataVersions[parts[0]+"/"+strings.TrimPrefix(parts[1], "schema_version=")] = true
-			if !namesPartition(parts[len(parts)-1], "part-", l.partition, ".parquet") {
+			name := parts[len(parts)-1]
+			compacted := strings.HasPrefix(name, maintain.CompactedPrefix)
+			if !compacted && !namesPartition(name, "part-", l.partition, ".parquet") {
 				continue
 			}
 			f, ok, err := l.dataRange(ctx, k)
@@ -152,6 +155,16 @@ func (l *rebuildLake) dataRange(ctx context.Context, key string) (commit.FileRan
 	}
 	defer r.Close()
 	kv := r.MetaData().KeyValueMetadata()
+	if ranges, ok, err := maintain.SourceRanges(kv); ok {
+		// A compacted file: the rows of several files, of any partitions.
+		rg, mine := ranges[l.partition]
+		v, verr := strconv.Atoi(valueOf(kv.FindValue("lakehouse.schema_version")))
+		f := commit.FileRange{Key: key, Table: valueOf(kv.FindValue("lakehouse.table")), Version: v, FirstOffset: rg.First, LastOffset: rg.Last}
+		if err := errors.Join(err, verr); err != nil || f.Table == "" {
+			return commit.FileRange{}, false, fmt.Errorf("%s, a compacted file, has unreadable metadata (%v): move it out of the lake, then rebuild again", key, err)
+		}
+		return f, mine, nil
+	}
 	if valueOf(kv.FindValue("lakehouse.source_partition")) != l.partition {
 		return commit.FileRange{}, false, nil
 	}

@@ -89,6 +89,14 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 		}
 		defer stopServer()
 	}
+	if r.MaintainSchedule != "" {
+		stop, err := r.scheduleMaintenance(ctx, cfg, logger)
+		if err != nil {
+			printErr(stderr, "exporter: --maintain-schedule:", err)
+			return exitUsage
+		}
+		defer stop()
+	}
 	if r.Schedule != "" {
 		return r.scheduled(ctx, cfg, openSrc, logger, stdout, stderr)
 	}
@@ -169,6 +177,9 @@ func (r *runCmd) drain(ctx context.Context, cfg pipeline.Config, openSrc func(on
 	return nil
 }
 
+// cronParser reads --schedule and --maintain-schedule.
+var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
 // scheduled keeps the process up and drains the source on every tick of
 // the cron schedule; a tick that comes while a drain still runs is skipped.
 func (r *runCmd) scheduled(ctx context.Context, cfg pipeline.Config, openSrc func(bool) (source.Source, error), logger *slog.Logger, stdout, stderr io.Writer) int {
@@ -177,8 +188,7 @@ func (r *runCmd) scheduled(ctx context.Context, cfg pipeline.Config, openSrc fun
 		printErr(stderr, "exporter: --schedule-timezone:", err)
 		return exitUsage
 	}
-	parser := cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-	sched, err := parser.Parse(r.Schedule)
+	sched, err := cronParser.Parse(r.Schedule)
 	if err != nil {
 		printErr(stderr, "exporter: --schedule:", err)
 		return exitUsage

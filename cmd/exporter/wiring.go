@@ -109,6 +109,14 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 		}
 		cfg.Catalog = cc
 	}
+	if r.MaintainSchedule != "" {
+		if !r.catalogFlags.given() {
+			add("--maintain-schedule: maintenance needs the Iceberg catalog the tables are published through: give --catalog too")
+		}
+		if _, err := cronParser.Parse(r.MaintainSchedule); err != nil {
+			add("--maintain-schedule: %v", err)
+		}
+	}
 
 	openSrc, err := r.sourceOpener(stdin, logger)
 	if err != nil {

@@ -1,0 +1,206 @@
+package maintain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
+)
+
+// CompactedPrefix begins the name of every file compaction writes; the
+// exporter's own files begin with "part-".
+const CompactedPrefix = "compact-"
+
+// smallFile is a current data file of the table that compaction may
+// rewrite.
+type smallFile struct {
+	key   string // in the sink
+	file  iceberg.DataFile
+	bytes int64
+	rows  int64
+}
+
+// group is the small files of one partition and one folder: one schema
+// version's files of one day (or hour), never merged with another's.
+type group struct {
+	dir     string
+	version int
+	files   []smallFile
+}
+
+// compact rewrites the table's small files, one rewrite commit per group
+// (see the package comment, step 1).
+func (t *tablePass) compact(ctx context.Context, s *Summary) error {
+	tbl, err := t.cfg.Publisher.LoadTable(ctx, t.name)
+	if err != nil {
+		return err
+	}
+	live, err := tables.LiveFiles(ctx, tbl)
+	if err != nil {
+		return err
+	}
+	pending, err := t.pendingFiles(ctx)
+	if err != nil {
+		return err
+	}
+	groups := t.groups(live, pending)
+	var errs []error
+	for gi, g := range groups {
+		bins := packBins(g.files, t.cfg.TargetFileBytes)
+		if len(bins) == 0 {
+			continue
+		}
+		if t.cfg.DryRun {
+			for _, b := range bins {
+				s.FilesRewritten += len(b)
+				s.FilesWritten++
+				for _, f := range b {
+					s.BytesBefore += f.bytes
+					s.Rows += f.rows
+				}
+			}
+			t.log.Info("would compact", "folder", g.dir, "files", len(g.files), "into", len(bins))
+			continue
+		}
+		if err := t.rewriteGroup(ctx, g, gi, bins, s); err != nil {
+			s.GroupsGivenUp++
+			if errors.Is(err, tables.ErrReplacedGone) {
+				t.log.Info("compaction of a folder given up: another writer removed one of its files; the next pass tries again", "folder", g.dir, "error", err)
+				continue
+			}
+			errs = append(errs, fmt.Errorf("folder %s: %w", g.dir, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// groups sorts the table's small, settled files into groups.
+func (t *tablePass) groups(live []tables.LiveFile, pending map[string]bool) []*group {
+	base := t.cfg.Store.String() + "/"
+	byKey := map[string]*group{}
+	var out []*group
+	for _, lf := range live {
+		f := lf.File
+		key, ok := strings.CutPrefix(f.FilePath(), base)
+		if !ok || f.FileSizeBytes() >= t.cfg.TargetFileBytes || pending[key] || !strings.HasSuffix(key, ".parquet") {
+			continue
+		}
+		version, ok := folderVersion(key)
+		if !ok {
+			continue
+		}
+		gk := fmt.Sprint(lf.SpecID, f.Partition(), path.Dir(key))
+		g := byKey[gk]
+		if g == nil {
+			g = &group{dir: path.Dir(key), version: version}
+			byKey[gk] = g
+			out = append(out, g)
+		}
+		g.files = append(g.files, smallFile{key: key, file: f, bytes: f.FileSizeBytes(), rows: f.Count()})
+	}
+	slices.SortFunc(out, func(a, b *group) int { return strings.Compare(a.dir, b.dir) })
+	return out
+}
+
+// folderVersion reads the schema version from a data file's folder
+// ({table}/schema_version={N}/...).
+func folderVersion(key string) (int, bool) {
+	parts := strings.Split(key, "/")
+	if len(parts) < 3 {
+		return 0, false
+	}
+	v, ok := strings.CutPrefix(parts[1], "schema_version=")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	return n, err == nil
+}
+
+// packBins packs a group's files, in name order (the exporter names files
+// by source partition and first offset), into bins of at most target
+// bytes, and drops what would not shrink the file count: a group of one
+// file, or of bins that are each one file.
+func packBins(files []smallFile, target int64) [][]smallFile {
+	if len(files) < 2 {
+		return nil
+	}
+	slices.SortFunc(files, func(a, b smallFile) int { return strings.Compare(a.key, b.key) })
+	var bins [][]smallFile
+	var cur []smallFile
+	var size int64
+	for _, f := range files {
+		if len(cur) > 0 && size+f.bytes > target {
+			bins = append(bins, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, f)
+		size += f.bytes
+	}
+	bins = append(bins, cur)
+	out := bins[:0]
+	for _, b := range bins {
+		if len(b) > 1 {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// rewriteGroup writes a file per bin and commits them in place of the
+// bins' files; when the commit does not land, the files written are
+// deleted.
+func (t *tablePass) rewriteGroup(ctx context.Context, g *group, gi int, bins [][]smallFile, s *Summary) error {
+	var written []tables.DataFile
+	var old []iceberg.DataFile
+	var before, rows int64
+	cleanup := func(cause error) error {
+		var errs []error
+		for _, f := range written {
+			key := strings.TrimPrefix(f.Location, t.cfg.Store.String()+"/")
+			if err := t.cfg.Store.Delete(context.WithoutCancel(ctx), key); err != nil {
+				errs = append(errs, fmt.Errorf("delete %s, written and not committed (the orphan pass removes it): %w", key, err))
+			}
+		}
+		return errors.Join(append([]error{cause}, errs...)...)
+	}
+	for i, b := range bins {
+		key := fmt.Sprintf("%s/%s%s-%03d-%03d.parquet", g.dir, CompactedPrefix, t.cfg.Run, gi, i)
+		df, n, err := t.writeBin(ctx, g, b, key)
+		if err != nil {
+			return cleanup(err)
+		}
+		written = append(written, df)
+		rows += n
+		for _, f := range b {
+			old = append(old, f.file)
+			before += f.bytes
+		}
+	}
+	if _, err := t.cfg.Publisher.Rewrite(ctx, t.name, old, written); err != nil {
+		if errors.Is(err, tables.ErrOutcomeUnknown) {
+			// Maybe committed: the files stay; if they are not in the
+			// table, the orphan pass removes them.
+			return err
+		}
+		return cleanup(err)
+	}
+	var after int64
+	for _, f := range written {
+		after += f.SizeBytes
+	}
+	s.Groups++
+	s.FilesRewritten += len(old)
+	s.FilesWritten += len(written)
+	s.BytesBefore += before
+	s.BytesAfter += after
+	s.Rows += rows
+	t.log.Debug("folder compacted", "folder", g.dir, "files", len(old), "into", len(written), "rows", rows, "bytes_before", before, "bytes_after", after)
+	return nil
+}

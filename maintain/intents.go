@@ -1,0 +1,72 @@
+package maintain
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
+)
+
+// intentsPrefix is where the commit protocol keeps its intents, one
+// folder per source partition (checkpoint.IntentKey).
+const intentsPrefix = "_checkpoints/intents/"
+
+// pendingFiles is the set of keys the pending intents of every source
+// partition name: files uploaded, or about to be, whose round is not
+// checkpointed yet. Recovery may still withdraw and delete them, so
+// compaction leaves them alone, and they are never orphans.
+//
+// The set is listed once per table pass, after compaction loaded the
+// table and before expiry and orphan removal load it: each step needs
+// the listing on that side of its load (see the package comment).
+func (t *tablePass) pendingFiles(ctx context.Context) (map[string]bool, error) {
+	if t.pending != nil {
+		return t.pending, nil
+	}
+	p, err := listPending(ctx, t.cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	t.pending = p
+	return p, nil
+}
+
+func listPending(ctx context.Context, st Store) (map[string]bool, error) {
+	keys, err := st.List(ctx, intentsPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("list the pending intents: %w", err)
+	}
+	partitions := map[string]bool{}
+	for _, k := range keys {
+		rest := strings.TrimPrefix(k, intentsPrefix)
+		if i := strings.LastIndexByte(rest, '/'); i > 0 {
+			partitions[rest[:i]] = true
+		}
+	}
+	out := map[string]bool{}
+	for p := range partitions {
+		intents, err := checkpoint.ListIntents(ctx, st, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range intents {
+			for _, f := range in.Files {
+				out[f] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+func isNoSuchTable(err error) bool { return errors.Is(err, catalog.ErrNoSuchTable) }
+
+func newRunID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Measures `exporter maintain` on a lake of many small files: a generated
+# stream (BENCH_RECORDS records over BENCH_TABLES tables, default 200000
+# and 500) exported with --catalog sql (SQLite) in BENCH_ROUNDS commit
+# rounds (default 20; the input file grows by a slice per round, so each
+# round adds a file per table it touches), then one maintenance pass that
+# compacts and expires every snapshot but the newest (so the replaced files
+# are deleted and glob scans count each row once). Prints files and bytes
+# of the tables' folders before and after, the pass's time, its MB/s
+# (bytes of the files replaced) and rows/s, the exporter's own records/s on
+# the whole stream in one run (same machine, same run) and their ratio, and
+# DuckDB's time for a full scan of every table's files before and after.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+records=${BENCH_RECORDS:-200000}
+tables=${BENCH_TABLES:-500}
+rounds=${BENCH_ROUNDS:-20}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/exporter" ./cmd/exporter
+go build -o "$work/genstream" ./tools/genstream
+go build -o "$work/duckq" ./tools/duckq
+"$work/genstream" -records "$records" -tables "$tables" -columns 12 -ddl-every $((records / 4)) -out "$work/all.jsonl"
+lines=$(wc -l <"$work/all.jsonl")
+now() { date +%s.%N; }
+catalog() { echo --sink "file://$1" --catalog sql --catalog-uri "sqlite://$1.db"; }
+
+# The exporter's rate on the whole stream, one --once run.
+t0=$(now)
+"$work/exporter" run --source "file:$work/all.jsonl" $(catalog "$work/one") --once --log-level warn --progress-every 0 >/dev/null
+t1=$(now)
+export_rate=$(awk -v r="$records" -v a="$t0" -v b="$t1" 'BEGIN {printf "%d", r / (b - a)}')
+
+# The same stream in rounds: many small files.
+lake="$work/lake"
+for ((i = 1; i <= rounds; i++)); do
+  head -n $((lines * i / rounds)) "$work/all.jsonl" >"$work/in.jsonl"
+  "$work/exporter" run --source "file:$work/in.jsonl" $(catalog "$lake") --once --log-level warn --progress-every 0 >/dev/null
+done
+
+folders() { find "$lake" -path "$lake/_*" -prune -o -name '*.parquet' -print; }
+stats() { folders | xargs stat -c %s | awk '{n++; b+=$1} END {printf "%d files, %.1f MB", n, b/1e6}'; }
+scan() {
+  local s e
+  s=$(now)
+  "$work/duckq" "SELECT count(*), sum(length(pos)), sum(hash(op_ts)) FROM read_parquet('$lake/*/*/*/*.parquet', union_by_name=true)" >/dev/null
+  e=$(now)
+  awk -v a="$s" -v b="$e" 'BEGIN {printf "%.2f s", b - a}'
+}
+scan >/dev/null # warm the page cache
+before=$(stats)
+scan_before=$(scan)
+
+t0=$(now)
+summary=$("$work/exporter" maintain $(catalog "$lake") --expire-after 1ns --keep-snapshots 1 --orphan-age 0 --log-level warn)
+t1=$(now)
+after=$(stats)
+scan_after=$(scan)
+echo "$summary"
+awk -v a="$t0" -v b="$t1" -v e="$export_rate" -v s="$summary" -v bf="$before" -v af="$after" -v sb="$scan_before" -v sa="$scan_after" \
+  -v recs="$records" -v tabs="$tables" -v rnds="$rounds" 'BEGIN {
+  split(s, w, " ")
+  for (i = 1; i <= length(w); i++) {
+    if (w[i] == "rewritten") rewritten = w[i-2]
+    if (w[i] == "rows,") rows = substr(w[i-1], 2)
+    if (w[i] == "→") { bb = w[i-1]; ba = w[i+1] }
+  }
+  t = b - a
+  printf "stream: %d records, %d tables, %d rounds\n", recs, tabs, rnds
+  printf "tables folders before: %s; after: %s\n", bf, af
+  printf "maintain: %.1f s, %d files rewritten, %.1f MB/s (%.1f MB read, %.1f MB written), %d rows/s\n", t, rewritten, bb/1e6/t, bb/1e6, ba/1e6, rows/t
+  printf "exporter on the whole stream: %d records/s; compaction rows/s : exporter records/s = %.2f\n", e, rows/t/e
+  printf "DuckDB full scan of the folders: before %s, after %s\n", sb, sa
+}'

@@ -1,0 +1,120 @@
+package tables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+)
+
+// TestRewriteRetriesAfterAConcurrentAppend: publisher a lists the
+// table's files; another publisher appends a round; a's rewrite of the
+// files it listed is built on the state before the append, the catalog
+// refuses it, and a builds it again on the new state: the table then
+// holds the compacted file and the appended one, and not the replaced
+// ones. A rewrite of a file another writer withdrew meanwhile gives up
+// with ErrReplacedGone and commits nothing.
+func TestRewriteRetriesAfterAConcurrentAppend(t *testing.T) {
+	for name, mk := range map[string]func(dir string) Config{
+		"sql-sqlite": func(dir string) Config {
+			return Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")}
+		},
+		"hadoop": func(dir string) Config {
+			return Config{Kind: Hadoop, Warehouse: "file://" + filepath.Join(dir, "wh")}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			ctx := context.Background()
+			rec := newCommitRecorder()
+			open := func() *Publisher {
+				cfg := mk(dir)
+				cfg.Observer = rec
+				p, err := Open(ctx, cfg, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { p.Close() })
+				return p
+			}
+			a, b := open(), open()
+			day := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+			file := func(p *Publisher, name string, ids ...int64) DataFile {
+				v, err := p.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				times := make([]time.Time, len(ids))
+				for i := range times {
+					times[i] = day
+				}
+				return writeFile(t, dir, "data/"+name+".parquet", v.Schema, 1, ids, times, ids[0])
+			}
+			publish := func(p *Publisher, round string, fs ...DataFile) {
+				if _, err := p.Publish(ctx, Round{RunID: "run", RoundID: round, Files: fs}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			publish(a, "1", file(a, "small-1", 1), file(a, "small-2", 2))
+			tbl, err := a.LoadTable(ctx, "SALES.ORDERS")
+			if err != nil {
+				t.Fatal(err)
+			}
+			live, err := LiveFiles(ctx, tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			publish(b, "2", file(b, "appended", 3)) // lands between a's listing and its commit
+			compacted := file(a, "compacted", 1, 2)
+			old := []string{live[0].File.FilePath(), live[1].File.FilePath()}
+			if _, err := a.Rewrite(ctx, "SALES.ORDERS", []iceberg.DataFile{live[0].File, live[1].File}, []DataFile{compacted}); err != nil {
+				t.Fatalf("rewrite after a concurrent append: %v", err)
+			}
+			if rec.conflicts["SALES.ORDERS"] != 1 {
+				t.Errorf("%d conflicts, want one: the rewrite built on the state before the append must be refused and built again", rec.conflicts["SALES.ORDERS"])
+			}
+			holds := func() map[string]bool {
+				tbl, err := b.LoadTable(ctx, "SALES.ORDERS")
+				if err != nil {
+					t.Fatal(err)
+				}
+				live, err := LiveFiles(ctx, tbl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := map[string]bool{}
+				for _, f := range live {
+					out[filepath.Base(f.File.FilePath())] = true
+				}
+				return out
+			}
+			got := holds()
+			if fmt.Sprint(got) != fmt.Sprint(map[string]bool{"appended.parquet": true, "compacted.parquet": true}) {
+				t.Fatalf("the table holds %v after the rewrite (replaced %v), want the appended and the compacted file", got, old)
+			}
+
+			// b withdraws the compacted file; a, still holding the
+			// state where it is current, tries to rewrite it.
+			if n, err := b.Withdraw(ctx, "SALES.ORDERS", []string{compacted.Location}); err != nil || n != 1 {
+				t.Fatalf("withdraw: %d, %v", n, err)
+			}
+			tbl, _ = a.CachedTable(ctx, "SALES.ORDERS")
+			live, _ = LiveFiles(ctx, tbl)
+			var stale []iceberg.DataFile
+			for _, f := range live {
+				stale = append(stale, f.File)
+			}
+			_, err = a.Rewrite(ctx, "SALES.ORDERS", stale, []DataFile{file(a, "again", 1, 2, 3)})
+			if !errors.Is(err, ErrReplacedGone) {
+				t.Fatalf("rewrite of a withdrawn file: %v, want ErrReplacedGone", err)
+			}
+			if got := holds(); len(got) != 1 || !got["appended.parquet"] {
+				t.Errorf("after the given-up rewrite the table holds %v, want the appended file alone", got)
+			}
+		})
+	}
+}
