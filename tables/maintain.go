@@ -123,7 +123,7 @@ func (p *Publisher) Rewrite(ctx context.Context, qualTable string, old []iceberg
 			p.committed(qualTable, done.CurrentSnapshot(), time.Since(start))
 			return done.CurrentSnapshot().SnapshotID, nil
 		}
-		if isStale(err) || isConflict(err) {
+		if isStale(err) || p.lostRace(ctx, ident, err, tbl) {
 			// Built on a state the catalog has moved past: the
 			// transaction found a file to replace missing, or the
 			// catalog refused the commit. Nothing was committed.
@@ -146,6 +146,17 @@ func (p *Publisher) Rewrite(ctx context.Context, qualTable string, old []iceberg
 		}
 		return 0, fmt.Errorf("rewrite %d files of %s into %d (attempt %d): %w", len(drop), name, len(add), attempt, err)
 	}
+}
+
+// lostRace reports whether a commit built on base failed because
+// another writer committed to the table first (see raced), reloading the
+// table to tell when the catalog's error does not say so itself.
+func (p *Publisher) lostRace(ctx context.Context, ident table.Identifier, err error, base *table.Table) bool {
+	if errors.Is(err, table.ErrCommitFailed) {
+		return true
+	}
+	reloaded, lerr := p.load(ctx, ident)
+	return lerr == nil && raced(err, base, reloaded)
 }
 
 // isStale reports whether building a transaction failed because a file
@@ -281,7 +292,7 @@ func (p *Publisher) Expire(ctx context.Context, qualTable string, olderThan time
 			}
 			return res, nil
 		}
-		if !isConflict(err) || attempt >= p.cfg.CommitAttempts {
+		if attempt >= p.cfg.CommitAttempts || !p.lostRace(ctx, ident, err, tbl) {
 			return Expiry{}, fmt.Errorf("expire snapshots of %s (attempt %d): %w", name, attempt, err)
 		}
 		p.conflicted(qualTable)
