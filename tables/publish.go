@@ -261,6 +261,9 @@ func dataFiles(tbl *table.Table, files []DataFile) ([]iceberg.DataFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("file %s: data file entry (a file in a day(op_ts) partition must hold one day of op_ts): %w", f.Location, err)
 		}
+		if df, err = withFileMetrics(df, f.Footer, tbl.Spec(), sc); err != nil {
+			return nil, fmt.Errorf("file %s: %w", f.Location, err)
+		}
 		out = append(out, df)
 	}
 	return out, nil
