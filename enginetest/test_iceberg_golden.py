@@ -277,6 +277,7 @@ def bounds_lake(request, exporter, tmp_path_factory):
         lake["files"][p] = [dict(zip(rel.columns, r)) for r in rel.fetchall()]
     assert len(lake["files"]) >= 4
     lake["table"] = tbl
+    lake["encoding"] = (encoder, ints)
     return lake
 
 
@@ -330,6 +331,10 @@ def test_pyiceberg_filters_count_every_row(bounds_lake):
     """The files pyiceberg plans for a filter hold every row the filter
     passes: the counts over the planned files equal the counts over all
     rows."""
+    if bounds_lake["encoding"] not in (("lean", "delta"), ("arrow", "plain")):
+        # The integer encoding changes pages, not statistics: one each
+        # is enough here (Spark and the Go test take all four).
+        pytest.skip("covered by the other integer encoding")
     tbl = bounds_lake["table"]
     for field in bound_columns(tbl):
         for probe in probes(bounds_lake, field.name):

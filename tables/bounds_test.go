@@ -25,7 +25,8 @@ import (
 // iceberg-go (v0.7.0) makes the file's bounds of the row groups that have
 // them, so they leave out the other row group's values, and engines skip
 // the file for queries those values answer (F > 50 here). Such a column
-// must get no bounds, and the counts of every row group.
+// must get no bounds, and the counts of every row group; a float column
+// its NaN count, which the footer does not hold.
 func TestBoundsHoldEveryRowGroup(t *testing.T) {
 	for _, encoder := range []string{"lean", "arrow"} {
 		t.Run(encoder, func(t *testing.T) {
@@ -87,12 +88,15 @@ func TestBoundsHoldEveryRowGroup(t *testing.T) {
 				t.Fatal(err)
 			}
 			dfs, err := dataFiles(tbl, []DataFile{{Table: "S.T", Version: 1, Location: "file://" + path,
-				SizeBytes: int64(len(res.Data)), Footer: rd.MetaData()}})
+				SizeBytes: int64(len(res.Data)), Footer: rd.MetaData(), NaNs: nanCounts(res.Columns)}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			df := dfs[0]
 			ids := fieldIDs(t, prep.Schema)
+			if got, ok := df.NaNValueCounts()[ids["F"]]; !ok || got != 1 {
+				t.Errorf("F: NaN count %d (given: %v), want 1", got, ok)
+			}
 			for _, c := range []struct {
 				col                  string
 				typ                  iceberg.Type
@@ -133,4 +137,16 @@ func TestBoundsHoldEveryRowGroup(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nanCounts are the encoder's NaN counts by field ID, as the pipeline
+// hands them over.
+func nanCounts(cols []parquetenc.ColumnStats) map[int]int64 {
+	out := map[int]int64{}
+	for _, c := range cols {
+		if c.NaNs > 0 {
+			out[int(c.FieldID)] += c.NaNs
+		}
+	}
+	return out
 }

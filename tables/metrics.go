@@ -56,7 +56,7 @@ func footerMetrics(md *metadata.FileMetaData) chunkMetrics {
 }
 
 // withFileMetrics returns df with the counts of every row group of the
-// file and without the bounds of its unbounded columns.
+// file, the NaN counts, and without the bounds of its unbounded columns.
 //
 // iceberg-go (v0.7.0) builds a column's bounds from the row groups whose
 // chunks have a min and max and skips the others, so a chunk without them
@@ -65,8 +65,22 @@ func footerMetrics(md *metadata.FileMetaData) chunkMetrics {
 // file's bounds: engines then skip the file for queries those values
 // answer. It also stops counting a column's values at a chunk without
 // statistics.
-func withFileMetrics(df iceberg.DataFile, md *metadata.FileMetaData, spec iceberg.PartitionSpec, sc *iceberg.Schema) (iceberg.DataFile, error) {
+//
+// nans, when not nil, gives the NaN counts of the floating-point columns.
+func withFileMetrics(df iceberg.DataFile, md *metadata.FileMetaData, nans map[int]int64, spec iceberg.PartitionSpec, sc *iceberg.Schema) (iceberg.DataFile, error) {
 	m := footerMetrics(md)
+	nanCounts := df.NaNValueCounts()
+	if nans != nil {
+		nanCounts = map[int]int64{}
+		for id := range m.values {
+			if f, ok := sc.FindFieldByID(id); ok {
+				switch f.Type.(type) {
+				case iceberg.Float32Type, iceberg.Float64Type:
+					nanCounts[id] = nans[id]
+				}
+			}
+		}
+	}
 	lower, upper := df.LowerBoundValues(), df.UpperBoundValues()
 	changed := false
 	for id := range m.unbounded {
@@ -78,7 +92,7 @@ func withFileMetrics(df iceberg.DataFile, md *metadata.FileMetaData, spec iceber
 			changed = true
 		}
 	}
-	changed = changed || !sameCounts(df.ValueCounts(), m.values) || !sameCounts(df.NullValueCounts(), m.nulls) ||
+	changed = changed || !sameCounts(df.ValueCounts(), m.values) || !sameCounts(df.NaNValueCounts(), nanCounts) || !sameCounts(df.NullValueCounts(), m.nulls) ||
 		!sameCounts(df.ColumnSizes(), m.sizes)
 	if !changed {
 		return df, nil
@@ -95,8 +109,8 @@ func withFileMetrics(df iceberg.DataFile, md *metadata.FileMetaData, spec iceber
 	if len(upper) > 0 {
 		b.UpperBoundValues(upper)
 	}
-	if nans := df.NaNValueCounts(); len(nans) > 0 {
-		b.NaNValueCounts(nans)
+	if len(nanCounts) > 0 {
+		b.NaNValueCounts(nanCounts)
 	}
 	if id := df.SortOrderID(); id != nil {
 		b.SortOrderID(*id)
