@@ -388,7 +388,14 @@ def spark_predicate(field, probe):
 def test_spark_filters_count_every_row(spark, bounds_lake):
     """Spark's filtered counts through the catalog (file pruning on the
     manifests' bounds, then Parquet's own) equal the same filters over
-    the table's rows loaded without a filter into Spark."""
+    the table's rows loaded without a filter into Spark. Each Spark scan
+    of the table costs about half a second here, so Spark runs filters that
+    a bound too tight fails: = each file's smallest and largest value, and
+    BETWEEN them; pyiceberg runs all of them."""
+    if bounds_lake["encoding"] != ("lean", "delta"):
+        # Spark's scans take most of this test's time: the default
+        # encoder only (pyiceberg and the Go test take the others).
+        pytest.skip("Spark probes the default encoder's bounds")
     session = spark_session(spark, bounds_lake)
     ident, _ = bounds_lake["tables"]["BOUNDS.TYPES"]
     name = spark_name(ident)
@@ -396,7 +403,12 @@ def test_spark_filters_count_every_row(spark, bounds_lake):
     # Read once without a filter and kept: filters on it prune nothing.
     df.localCheckpoint(eager=True).createOrReplaceTempView("bounds_unfiltered")
     for field in bound_columns(bounds_lake["table"]):
-        ps = probes(bounds_lake, field.name)
+        ps = []
+        for rows in bounds_lake["files"].values():
+            edges = [p for p in probes({"files": {"": rows}}, field.name)]
+            if edges:
+                lo, hi = edges[0][1], edges[5][1]
+                ps += [("=", lo), ("=", hi), ("between", lo, hi)]
         if not ps:
             continue
         preds = [spark_predicate(field, p) for p in ps]

@@ -4,7 +4,9 @@ bounds go wrong: decimals of 4, 18, 20 and 38 digits of both signs, doubles
 with NaN, infinities and both zeros, strings and binaries longer than the
 16 characters Iceberg keeps of a bound, multibyte characters at the cut,
 bytes past 0x7f, dates and timestamps before 1970 and near year 9999,
-booleans and an all-null column. Each op_ts day is a file (a partition):
+booleans and an all-null column. The earliest timestamp is 0001-01-02:
+PySpark cannot hand 0001-01-01T00:00:00Z to Python (year 0 in its
+conversion). Each op_ts day is a file (a partition):
 a few values (written with a dictionary), many distinct ones (written
 plain), NaN in the middle, and repeated values. Run it again after a
 change: python3 make_bounds.py > bounds.jsonl
@@ -63,7 +65,7 @@ extremes = [
      "DAY": "9999-12-31", "TS": "9999-12-31T23:59:59.999999Z", "FL": True},
     {"I64": -9223372036854775808, "D4": -99.99, "D18": "-99999999999999.9999", "D20": "-999999999999999999.99",
      "D38": "-9999999999999999999999999999.9999999999", "F": "-Infinity", "S": "", "B": b64([]),
-     "DAY": "0001-01-01", "TS": "0001-01-01T00:00:00Z", "FL": True},
+     "DAY": "0001-01-01", "TS": "0001-01-02T00:00:00Z", "FL": True},
     {"I64": 0, "D4": 0, "D18": "0", "D20": "0", "D38": "0", "F": -0.0, "S": LONG[7], "B": b64(BINS[3]),
      "DAY": "1969-12-31", "TS": "1969-12-31T23:59:59.999999Z", "FL": True},
     {"I64": -1, "D4": -0.01, "D18": "-0.0001", "D20": "-0.01", "D38": "-0.0000000001", "F": 5e-324, "S": LONG[8],
