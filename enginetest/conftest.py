@@ -44,10 +44,12 @@ def spark():
     # path when it starts: the Iceberg tests add their catalogs later.
     jar = os.environ.get("EXPORTER_TEST_ICEBERG_JAR")
     if jar:
-        # PostgreSQL's JDBC driver too, for the JDBC catalog's test.
-        pg_jar = os.environ.get("EXPORTER_TEST_POSTGRES_JAR")
-        if pg_jar and os.path.exists(pg_jar):
-            jar += "," + pg_jar
+        # PostgreSQL's and SQLite's JDBC drivers too, for the JDBC
+        # catalog's tests.
+        for driver in ("EXPORTER_TEST_POSTGRES_JAR", "EXPORTER_TEST_SQLITE_JAR"):
+            path = os.environ.get(driver)
+            if path and os.path.exists(path):
+                jar += "," + path
         builder = builder.config("spark.jars", jar).config(
             "spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
         )

@@ -35,7 +35,7 @@ type icebergTables struct {
 	log   *slog.Logger
 
 	mu      sync.Mutex
-	footers map[string]*metadata.FileMetaData // by key, until published
+	footers map[string]keptFooter // by key, until published
 	// seen holds every version prepared in this run; undocumented are
 	// those whose _schemas document does not name its Iceberg schema yet
 	// (see documentIceberg).
@@ -50,7 +50,7 @@ var (
 )
 
 func newIcebergTables(ctx context.Context, pub *tables.Publisher, st Store, run string, log *slog.Logger) *icebergTables {
-	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, footers: map[string]*metadata.FileMetaData{},
+	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, footers: map[string]keptFooter{},
 		seen: map[versionKey]bool{}}
 }
 
@@ -119,10 +119,24 @@ func (t *icebergTables) noteFile(f *writer.File) error {
 	if err != nil {
 		return fmt.Errorf("file %s: %w", f.Key, err)
 	}
+	nans := map[int]int64{}
+	for _, c := range f.Columns {
+		if c.FieldID >= 0 && c.NaNs > 0 {
+			nans[int(c.FieldID)] += c.NaNs
+		}
+	}
 	t.mu.Lock()
-	t.footers[f.Key] = md
+	t.footers[f.Key] = keptFooter{md: md, nans: nans}
 	t.mu.Unlock()
 	return nil
+}
+
+// keptFooter is what a file's manifest entry takes from its encoding:
+// the footer, and the NaN count of each floating-point column, which the
+// footer does not hold.
+type keptFooter struct {
+	md   *metadata.FileMetaData
+	nans map[int]int64 // by field ID; a column it lacks has none
 }
 
 // footerOf parses the footer at the end of a Parquet file's bytes.
@@ -150,13 +164,13 @@ func (t *icebergTables) Publish(ctx context.Context, r commit.Round) error {
 		if f.Table == "" {
 			continue // dead letters
 		}
-		md := t.footers[f.Key]
-		if md == nil {
+		kept := t.footers[f.Key]
+		if kept.md == nil {
 			t.mu.Unlock()
 			return fmt.Errorf("file %s has no footer kept for it; it cannot be published", f.Key)
 		}
 		round.Files = append(round.Files, tables.DataFile{Table: f.Table, Version: f.Version,
-			Location: t.base + "/" + f.Key, SizeBytes: f.Bytes, Footer: md,
+			Location: t.base + "/" + f.Key, SizeBytes: f.Bytes, Footer: kept.md, NaNs: kept.nans,
 			SourcePartition: f.Partition, FirstOffset: f.FirstOffset, LastOffset: f.LastOffset})
 	}
 	t.mu.Unlock()

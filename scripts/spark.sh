@@ -14,6 +14,7 @@ ICEBERG_JAR_NAME=iceberg-spark-runtime-${SPARK_MINOR}_$SPARK_SCALA
 # PostgreSQL's JDBC driver, for Spark's JDBC catalog over the tables the
 # exporter publishes with --catalog sql on PostgreSQL.
 POSTGRES_JDBC_VERSION=42.7.14
+SQLITE_JDBC_VERSION=3.53.0.0
 SPARK_REQUIREMENTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/enginetest/requirements.txt
 SPARK_ENV=$TOOLS_CACHE/pyenv-$( (cat "$SPARK_REQUIREMENTS"; echo "$ICEBERG_JAR_NAME:$ICEBERG_VERSION postgresql:$POSTGRES_JDBC_VERSION"; python3 --version) | sha256sum | cut -c1-12)
 
@@ -31,7 +32,16 @@ spark_install() {
       -Dartifact="org.postgresql:postgresql:$POSTGRES_JDBC_VERSION" -DoutputDirectory="$SPARK_ENV/jars") </dev/null
     touch "$SPARK_ENV/.complete"
   fi
+  # SQLite's JDBC driver, for Spark's JDBC catalog over the tables of
+  # --catalog sql on SQLite; fetched apart so that an installed
+  # environment is not installed again for it.
+  if [ ! -f "$SPARK_ENV/jars/sqlite-jdbc-$SQLITE_JDBC_VERSION.jar" ]; then
+    (cd "$SPARK_ENV" && mvn -B -q -Dmaven.repo.local="$TOOLS_M2" \
+      org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+      -Dartifact="org.xerial:sqlite-jdbc:$SQLITE_JDBC_VERSION" -DoutputDirectory="$SPARK_ENV/jars") </dev/null
+  fi
   export EXPORTER_TEST_PYTHON=$SPARK_ENV/bin/python
+  export EXPORTER_TEST_SQLITE_JAR=$SPARK_ENV/jars/sqlite-jdbc-$SQLITE_JDBC_VERSION.jar
   export EXPORTER_TEST_ICEBERG_JAR=$SPARK_ENV/jars/$ICEBERG_JAR_NAME-$ICEBERG_VERSION.jar
   export EXPORTER_TEST_POSTGRES_JAR=$SPARK_ENV/jars/postgresql-$POSTGRES_JDBC_VERSION.jar
 }

@@ -81,6 +81,11 @@ type DataFile struct {
 	// in memory: the record count, column sizes, value and null counts
 	// and bounds come from its statistics, never from reading the file.
 	Footer *metadata.FileMetaData
+	// NaNs are the NaN values of each floating-point column by field ID,
+	// as the encoder counted them (a Parquet footer has no such count); a
+	// column it lacks has none. Nil when unknown: the entry then has no
+	// NaN counts.
+	NaNs map[int]int64
 	// SourcePartition, FirstOffset and LastOffset are the source range
 	// the file covers, as the round's intent records it.
 	SourcePartition string
@@ -262,6 +267,9 @@ func dataFiles(tbl *table.Table, files []DataFile) ([]iceberg.DataFile, error) {
 		})
 		if err != nil {
 			return nil, fmt.Errorf("file %s: data file entry (a file in a day(op_ts) partition must hold one day of op_ts): %w", f.Location, err)
+		}
+		if df, err = withFileMetrics(df, f.Footer, f.NaNs, tbl.Spec(), sc); err != nil {
+			return nil, fmt.Errorf("file %s: %w", f.Location, err)
 		}
 		out = append(out, df)
 	}
