@@ -132,22 +132,24 @@ func (t *tablePass) readFile(ctx context.Context, key string, version int, in *b
 	if err := addRanges(kv, key, in.ranges); err != nil {
 		return err
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, t.cfg.Allocator)
+	// A reader reserves its batch size in every column up front: a small
+	// file's batch is its rows, or the allocations cost more than the
+	// reading.
+	batch := min(max(pf.NumRows(), 1), 64<<10)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, t.cfg.Allocator)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", key, err)
-	}
-	sc, err := fr.Schema()
-	if err != nil {
-		return fmt.Errorf("read the schema of %s: %w", key, err)
-	}
-	if in.schema, err = unify(in.schema, sc); err != nil {
-		return fmt.Errorf("%s: %w", key, err)
 	}
 	rr, err := fr.GetRecordReader(ctx, nil, nil)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", key, err)
 	}
 	defer rr.Release()
+	// The reader's schema is the file's (fr.Schema would convert the
+	// Parquet schema a second time).
+	if in.schema, err = unify(in.schema, rr.Schema()); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
 	for rr.Next() {
 		b := rr.RecordBatch()
 		b.Retain()
