@@ -132,11 +132,7 @@ func (t *tablePass) readFile(ctx context.Context, key string, version int, in *b
 	if err := addRanges(kv, key, in.ranges); err != nil {
 		return err
 	}
-	// A reader reserves its batch size in every column up front: a small
-	// file's batch is its rows, or the allocations cost more than the
-	// reading.
-	batch := min(max(pf.NumRows(), 1), 64<<10)
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, t.cfg.Allocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, t.cfg.Allocator)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", key, err)
 	}
