@@ -191,6 +191,7 @@ func (t *tablePass) rewriteGroup(ctx context.Context, g *group, gi int, bins [][
 		}
 		return cleanup(err)
 	}
+	t.committed = true
 	var after int64
 	for _, f := range written {
 		after += f.SizeBytes

@@ -22,7 +22,7 @@ func (t *tablePass) expire(ctx context.Context, s *Summary) error {
 	if err != nil {
 		return err
 	}
-	tbl, err := t.cfg.Publisher.LoadTable(ctx, t.name)
+	tbl, err := t.tableAfterListing(ctx)
 	if err != nil {
 		return err
 	}
@@ -41,6 +41,7 @@ func (t *tablePass) expire(ctx context.Context, s *Summary) error {
 		return err
 	}
 	s.SnapshotsExpired += res.Expired
+	t.committed = t.committed || (res.Expired > 0 && !t.cfg.DryRun)
 	return nil
 }
 

@@ -38,7 +38,7 @@ type lake struct {
 	st  *store.Local
 }
 
-func newLake(t *testing.T) *lake {
+func newLake(t testing.TB) *lake {
 	t.Helper()
 	dir := t.TempDir()
 	sink := filepath.Join(dir, "lake")
@@ -52,7 +52,7 @@ func newLake(t *testing.T) *lake {
 
 // export runs the exporter over paths into the lake, maxRows rows per
 // file at most, publishing to the catalog.
-func (l *lake) export(t *testing.T, maxRows int, paths ...string) {
+func (l *lake) export(t testing.TB, maxRows int, paths ...string) {
 	t.Helper()
 	src, err := source.NewFiles(paths, 0, nil)
 	if err != nil {
@@ -90,7 +90,7 @@ func genStream(t *testing.T, records int, seed uint64, start time.Time) string {
 	return p
 }
 
-func (l *lake) open(t *testing.T) *tables.Publisher {
+func (l *lake) open(t testing.TB) *tables.Publisher {
 	t.Helper()
 	p, err := tables.Open(context.Background(), l.cat, nil)
 	if err != nil {
@@ -102,7 +102,7 @@ func (l *lake) open(t *testing.T) *tables.Publisher {
 
 // config is a maintenance pass over the lake with defaults the tests
 // change.
-func (l *lake) config(t *testing.T, p *tables.Publisher) maintain.Config {
+func (l *lake) config(t testing.TB, p *tables.Publisher) maintain.Config {
 	t.Helper()
 	enc, err := parquetenc.New(parquetenc.Options{Compression: compress.Codecs.Zstd})
 	if err != nil {

@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/table"
 	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
 	"github.com/lakehouse-exporter/lakehouse-exporter/lakeview"
 	"github.com/lakehouse-exporter/lakehouse-exporter/parquetenc"
@@ -257,6 +258,23 @@ type tablePass struct {
 	name    string
 	log     *slog.Logger
 	pending map[string]bool // keys pending intents name (pendingFiles)
+	// committed: a commit of this pass landed after the pending intents
+	// were listed, so the table the publisher holds is a state on the
+	// far side of the listing and expiry and orphan removal need not
+	// load the table again (see tableAfterListing).
+	committed bool
+}
+
+// tableAfterListing returns the table as it was at some instant after the
+// pending intents were listed: the state this pass's last commit left in
+// the publisher, or a fresh load. Loading reads and parses the whole
+// metadata file, which holds every snapshot: a load per step was a
+// large share of a small table's pass.
+func (t *tablePass) tableAfterListing(ctx context.Context) (*table.Table, error) {
+	if t.committed {
+		return t.cfg.Publisher.CachedTable(ctx, t.name)
+	}
+	return t.cfg.Publisher.LoadTable(ctx, t.name)
 }
 
 func (t *tablePass) run(ctx context.Context) (Summary, error) {

@@ -22,7 +22,7 @@ func (t *tablePass) removeOrphans(ctx context.Context, s *Summary) error {
 	if err != nil {
 		return err
 	}
-	tbl, err := t.cfg.Publisher.LoadTable(ctx, t.name)
+	tbl, err := t.tableAfterListing(ctx)
 	if err != nil {
 		return err
 	}

@@ -136,18 +136,16 @@ func (t *tablePass) readFile(ctx context.Context, key string, version int, in *b
 	if err != nil {
 		return fmt.Errorf("read %s: %w", key, err)
 	}
-	sc, err := fr.Schema()
-	if err != nil {
-		return fmt.Errorf("read the schema of %s: %w", key, err)
-	}
-	if in.schema, err = unify(in.schema, sc); err != nil {
-		return fmt.Errorf("%s: %w", key, err)
-	}
 	rr, err := fr.GetRecordReader(ctx, nil, nil)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", key, err)
 	}
 	defer rr.Release()
+	// The reader's schema is the file's (fr.Schema would convert the
+	// Parquet schema a second time).
+	if in.schema, err = unify(in.schema, rr.Schema()); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
 	for rr.Next() {
 		b := rr.RecordBatch()
 		b.Retain()
