@@ -9,9 +9,15 @@
 # of the tables' folders before and after, the pass's time, its MB/s
 # (bytes of the files replaced) and rows/s, the exporter's own records/s on
 # the whole stream in one run (same machine, same run) and their ratio, and
-# DuckDB's time for a full scan of every table's files before and after.
+# DuckDB's and Spark's time for a full scan of every table's files before
+# and after (Spark from the engine tests' cached environment,
+# scripts/spark.sh; BENCH_SPARK=0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${BENCH_SPARK:-1}" != 0 ]; then
+  source scripts/spark.sh
+  spark_install >/dev/null
+fi
 records=${BENCH_RECORDS:-200000}
 tables=${BENCH_TABLES:-500}
 rounds=${BENCH_ROUNDS:-20}
@@ -47,17 +53,22 @@ scan() {
   e=$(now)
   awk -v a="$s" -v b="$e" 'BEGIN {printf "%.2f s", b - a}'
 }
+spark_scan() {
+  if [ -n "${EXPORTER_TEST_PYTHON:-}" ]; then "$EXPORTER_TEST_PYTHON" scripts/spark_scan.py "$lake" 2>/dev/null; else echo "not run"; fi
+}
 scan >/dev/null # warm the page cache
 before=$(stats)
 scan_before=$(scan)
+spark_before=$(spark_scan)
 
 t0=$(now)
 summary=$("$work/exporter" maintain $(catalog "$lake") --expire-after 1ns --keep-snapshots 1 --orphan-age 0 --log-level warn)
 t1=$(now)
 after=$(stats)
 scan_after=$(scan)
+spark_after=$(spark_scan)
 echo "$summary"
-awk -v a="$t0" -v b="$t1" -v e="$export_rate" -v s="$summary" -v bf="$before" -v af="$after" -v sb="$scan_before" -v sa="$scan_after" \
+awk -v a="$t0" -v b="$t1" -v e="$export_rate" -v s="$summary" -v bf="$before" -v af="$after" -v sb="$scan_before" -v sa="$scan_after" -v kb="$spark_before" -v ka="$spark_after" \
   -v recs="$records" -v tabs="$tables" -v rnds="$rounds" 'BEGIN {
   split(s, w, " ")
   for (i = 1; i <= length(w); i++) {
@@ -71,4 +82,5 @@ awk -v a="$t0" -v b="$t1" -v e="$export_rate" -v s="$summary" -v bf="$before" -v
   printf "maintain: %.1f s, %d files rewritten, %.1f MB/s (%.1f MB read, %.1f MB written), %d rows/s\n", t, rewritten, bb/1e6/t, bb/1e6, ba/1e6, rows/t
   printf "exporter on the whole stream: %d records/s; compaction rows/s : exporter records/s = %.2f\n", e, rows/t/e
   printf "DuckDB full scan of the folders: before %s, after %s\n", sb, sa
+  printf "Spark full scan of the folders: before %s, after %s\n", kb, ka
 }'
