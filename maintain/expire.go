@@ -18,11 +18,7 @@ import (
 // snapshot would make recovery commit the round a second time, so the
 // age limit is stretched to keep the oldest snapshot holding such a file.
 func (t *tablePass) expire(ctx context.Context, s *Summary) error {
-	pending, err := t.pendingFiles(ctx)
-	if err != nil {
-		return err
-	}
-	tbl, err := t.tableAfterListing(ctx)
+	pending, tbl, err := t.pendingThenTable(ctx)
 	if err != nil {
 		return err
 	}

@@ -265,6 +265,21 @@ type tablePass struct {
 	committed bool
 }
 
+// pendingThenTable lists the pending intents and then takes the table,
+// the order expiry and orphan removal need (compaction needs the other
+// one; see the package comment).
+func (t *tablePass) pendingThenTable(ctx context.Context) (map[string]bool, *table.Table, error) {
+	pending, err := t.pendingFiles(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	tbl, err := t.tableAfterListing(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pending, tbl, nil
+}
+
 // tableAfterListing returns the table as it was at some instant after the
 // pending intents were listed: the state this pass's last commit left in
 // the publisher, or a fresh load. Loading reads and parses the whole

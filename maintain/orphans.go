@@ -18,11 +18,7 @@ import (
 // folder against every file its snapshots reference); what it cannot know
 // is the exporter's pending intents and which files predate the catalog.
 func (t *tablePass) removeOrphans(ctx context.Context, s *Summary) error {
-	pending, err := t.pendingFiles(ctx)
-	if err != nil {
-		return err
-	}
-	tbl, err := t.tableAfterListing(ctx)
+	pending, tbl, err := t.pendingThenTable(ctx)
 	if err != nil {
 		return err
 	}

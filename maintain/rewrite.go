@@ -2,6 +2,7 @@ package maintain
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -311,7 +312,7 @@ func rowOrder(sc *arrow.Schema, cols []arrow.Array, rows int) []int64 {
 					return c
 				}
 			} else if a, b := ts.Value(int(i)), ts.Value(int(j)); a != b {
-				return cmpInt(int64(a), int64(b))
+				return cmp.Compare(a, b)
 			}
 		}
 		if part != nil {
@@ -327,19 +328,9 @@ func rowOrder(sc *arrow.Schema, cols []arrow.Array, rows int) []int64 {
 			if c, null := nullFirst(off, i, j); null {
 				return c
 			}
-			return cmpInt(off.Value(int(i)), off.Value(int(j)))
+			return cmp.Compare(off.Value(int(i)), off.Value(int(j)))
 		}
 		return 0
 	})
 	return order
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
