@@ -34,8 +34,8 @@ type group struct {
 	files   []smallFile
 }
 
-// compact rewrites the table's small files, one rewrite commit per group
-// (see the package comment, step 1).
+// compact rewrites the table's small files and expires its old
+// snapshots, in one commit (see the package comment, steps 1 and 2).
 func (t *tablePass) compact(ctx context.Context, s *Summary) error {
 	tbl, err := t.cfg.Publisher.LoadTable(ctx, t.name)
 	if err != nil {
@@ -50,7 +50,11 @@ func (t *tablePass) compact(ctx context.Context, s *Summary) error {
 		return err
 	}
 	groups := t.groups(live, pending)
-	var errs []error
+	var (
+		errs    []error
+		written []written
+		commit  []tables.RewriteGroup
+	)
 	for gi, g := range groups {
 		bins := packBins(g.files, t.cfg.TargetFileBytes)
 		if len(bins) == 0 {
@@ -68,14 +72,55 @@ func (t *tablePass) compact(ctx context.Context, s *Summary) error {
 			t.log.Info("would compact", "folder", g.dir, "files", len(g.files), "into", len(bins))
 			continue
 		}
-		if err := t.rewriteGroup(ctx, g, gi, bins, s); err != nil {
+		w, err := t.writeGroup(ctx, g, gi, bins)
+		if err != nil {
 			s.GroupsGivenUp++
-			if errors.Is(err, tables.ErrReplacedGone) {
-				t.log.Info("compaction of a folder given up: another writer removed one of its files; the next pass tries again", "folder", g.dir, "error", err)
-				continue
-			}
 			errs = append(errs, fmt.Errorf("folder %s: %w", g.dir, err))
+			continue
 		}
+		written = append(written, w)
+		commit = append(commit, w.RewriteGroup)
+	}
+	if t.cfg.DryRun {
+		return errors.Join(errs...)
+	}
+	var expiry *tables.ExpiryPolicy
+	if t.cfg.ExpireAfter > 0 {
+		expiry = &tables.ExpiryPolicy{OlderThan: t.expiryAge, Keep: t.cfg.KeepSnapshots}
+	}
+	m, err := t.cfg.Publisher.Maintain(ctx, t.name, commit, expiry)
+	if err != nil {
+		if !errors.Is(err, tables.ErrOutcomeUnknown) {
+			// Nothing committed: the files written are not in the table.
+			for _, w := range written {
+				errs = append(errs, t.deleteWritten(ctx, w.Add))
+			}
+		} // else maybe committed: the files stay; if they are not in the table, the orphan pass removes them
+		s.GroupsGivenUp += len(written)
+		return errors.Join(append(errs, err)...)
+	}
+	t.committed = len(m.Replaced) > 0 || m.Expiry.Expired > 0
+	s.SnapshotsExpired += m.Expiry.Expired
+	for _, i := range m.GivenUp {
+		w := written[i]
+		s.GroupsGivenUp++
+		t.log.Info("compaction of a folder given up: another writer removed one of its files; the next pass tries again", "folder", w.dir)
+		errs = append(errs, t.deleteWritten(ctx, w.Add))
+	}
+	for _, i := range m.Replaced {
+		w := written[i]
+		s.Groups++
+		s.FilesRewritten += len(w.Old)
+		s.FilesWritten += len(w.Add)
+		s.BytesBefore += w.before
+		s.Rows += w.rows
+		for _, f := range w.Add {
+			s.BytesAfter += f.SizeBytes
+		}
+		t.log.Debug("folder compacted", "folder", w.dir, "files", len(w.Old), "into", len(w.Add), "rows", w.rows)
+	}
+	if len(m.Replaced) > 0 {
+		s.Commits++
 	}
 	return errors.Join(errs...)
 }
@@ -153,55 +198,41 @@ func packBins(files []smallFile, target int64) [][]smallFile {
 	return out
 }
 
-// rewriteGroup writes a file per bin and commits them in place of the
-// bins' files; when the commit does not land, the files written are
-// deleted.
-func (t *tablePass) rewriteGroup(ctx context.Context, g *group, gi int, bins [][]smallFile, s *Summary) error {
-	var written []tables.DataFile
-	var old []iceberg.DataFile
-	var before, rows int64
-	cleanup := func(cause error) error {
-		var errs []error
-		for _, f := range written {
-			key := strings.TrimPrefix(f.Location, t.cfg.Store.String()+"/")
-			if err := t.cfg.Store.Delete(context.WithoutCancel(ctx), key); err != nil {
-				errs = append(errs, fmt.Errorf("delete %s, written and not committed (the orphan pass removes it): %w", key, err))
-			}
-		}
-		return errors.Join(append([]error{cause}, errs...)...)
-	}
+// written is a group's compacted files, written and not yet committed.
+type written struct {
+	tables.RewriteGroup
+	dir          string
+	before, rows int64
+}
+
+// writeGroup writes a file per bin of a group; when one fails, those
+// written are deleted.
+func (t *tablePass) writeGroup(ctx context.Context, g *group, gi int, bins [][]smallFile) (written, error) {
+	w := written{dir: g.dir}
 	for i, b := range bins {
 		key := fmt.Sprintf("%s/%s%s-%03d-%03d.parquet", g.dir, CompactedPrefix, t.cfg.Run, gi, i)
 		df, n, err := t.writeBin(ctx, g, b, key)
 		if err != nil {
-			return cleanup(err)
+			return written{}, errors.Join(err, t.deleteWritten(ctx, w.Add))
 		}
-		written = append(written, df)
-		rows += n
+		w.Add = append(w.Add, df)
+		w.rows += n
 		for _, f := range b {
-			old = append(old, f.file)
-			before += f.bytes
+			w.Old = append(w.Old, f.file)
+			w.before += f.bytes
 		}
 	}
-	if _, err := t.cfg.Publisher.Rewrite(ctx, t.name, old, written); err != nil {
-		if errors.Is(err, tables.ErrOutcomeUnknown) {
-			// Maybe committed: the files stay; if they are not in the
-			// table, the orphan pass removes them.
-			return err
+	return w, nil
+}
+
+// deleteWritten deletes compacted files that are not in the table.
+func (t *tablePass) deleteWritten(ctx context.Context, files []tables.DataFile) error {
+	var errs []error
+	for _, f := range files {
+		key := strings.TrimPrefix(f.Location, t.cfg.Store.String()+"/")
+		if err := t.cfg.Store.Delete(context.WithoutCancel(ctx), key); err != nil {
+			errs = append(errs, fmt.Errorf("delete %s, written and not committed (the orphan pass removes it): %w", key, err))
 		}
-		return cleanup(err)
 	}
-	t.committed = true
-	var after int64
-	for _, f := range written {
-		after += f.SizeBytes
-	}
-	s.Groups++
-	s.FilesRewritten += len(old)
-	s.FilesWritten += len(written)
-	s.BytesBefore += before
-	s.BytesAfter += after
-	s.Rows += rows
-	t.log.Debug("folder compacted", "folder", g.dir, "files", len(old), "into", len(written), "rows", rows, "bytes_before", before, "bytes_after", after)
-	return nil
+	return errors.Join(errs...)
 }

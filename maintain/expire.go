@@ -10,21 +10,32 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
 
-// expire removes old snapshots (see the package comment, step 2).
+// expiryAge is how old a snapshot of tbl must be to be expired (see the
+// package comment, step 2); compaction's commit calls it with the table
+// state it is built on.
 //
 // A round whose files a pending intent still names is not checkpointed:
 // the exporter's recovery looks for its snapshot by round id in the
 // table's history to know whether to commit it again. Expiring that
 // snapshot would make recovery commit the round a second time, so the
 // age limit is stretched to keep the oldest snapshot holding such a file.
-func (t *tablePass) expire(ctx context.Context, s *Summary) error {
-	pending, tbl, err := t.pendingThenTable(ctx)
-	if err != nil {
-		return err
+// The intents are listed after tbl was loaded: a snapshot in tbl was
+// committed after its round's intent was written, so the listing names
+// every round of tbl that is still pending. The first state is the one
+// compaction loaded before its listing; a state reloaded after a lost
+// race gets a listing of its own.
+func (t *tablePass) expiryAge(ctx context.Context, tbl *table.Table, reloaded bool) (time.Duration, error) {
+	pending := t.pending
+	if reloaded || pending == nil {
+		p, err := listPending(ctx, t.cfg.Store)
+		if err != nil {
+			return 0, err
+		}
+		t.pending, pending = p, p
 	}
 	olderThan := t.cfg.ExpireAfter
 	if oldest, ok, err := t.oldestPendingSnapshot(ctx, tbl, pending); err != nil {
-		return err
+		return 0, err
 	} else if ok {
 		if need := time.Since(time.UnixMilli(oldest)) + time.Minute; need > olderThan {
 			t.log.Info("keeping the snapshots of a round not yet checkpointed: the exporter's recovery recognises the round by them",
@@ -32,12 +43,24 @@ func (t *tablePass) expire(ctx context.Context, s *Summary) error {
 			olderThan = need
 		}
 	}
-	res, err := t.cfg.Publisher.Expire(ctx, t.name, olderThan, t.cfg.KeepSnapshots, t.cfg.DryRun)
+	return olderThan, nil
+}
+
+// expireDryRun counts the snapshots a pass would expire.
+func (t *tablePass) expireDryRun(ctx context.Context, s *Summary) error {
+	tbl, err := t.cfg.Publisher.CachedTable(ctx, t.name)
+	if err != nil {
+		return err
+	}
+	olderThan, err := t.expiryAge(ctx, tbl, false)
+	if err != nil {
+		return err
+	}
+	res, err := t.cfg.Publisher.Expire(ctx, t.name, olderThan, t.cfg.KeepSnapshots, true)
 	if err != nil {
 		return err
 	}
 	s.SnapshotsExpired += res.Expired
-	t.committed = t.committed || (res.Expired > 0 && !t.cfg.DryRun)
 	return nil
 }
 

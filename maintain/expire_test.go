@@ -35,9 +35,9 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// TestExpiryKeepsWhatItMust: after three exports and a compaction, a dry
-// run counts the snapshots it would expire and changes nothing; the pass
-// then keeps the newest two snapshots, time travel to the older of them
+// TestExpiryKeepsWhatItMust: after three exports, a compaction and a
+// fourth export, a dry run counts the snapshots it would expire and
+// changes nothing; the pass then keeps the newest two snapshots, time travel to the older of them
 // reads what it read before, every file a kept snapshot references is
 // there, and the files only expired snapshots referenced (the compacted
 // ones' inputs) are deleted.
@@ -52,6 +52,10 @@ func TestExpiryKeepsWhatItMust(t *testing.T) {
 	if sum, err := maintain.Run(context.Background(), cfg); err != nil || sum.Groups == 0 {
 		t.Fatalf("compaction: %+v, %v", sum, err)
 	}
+	// A round after the compaction: the two newest snapshots then
+	// reference the compacted files and this round's, and only expired
+	// snapshots the compacted files' inputs.
+	l.export(t, 9, genStream(t, 90, 13, start.Add(3*time.Minute)))
 	const name = "APP.T0"
 	tbl, err := p.LoadTable(context.Background(), name)
 	if err != nil {
@@ -77,7 +81,8 @@ func TestExpiryKeepsWhatItMust(t *testing.T) {
 	}
 	wantOld := rowsAt(keptOld)
 
-	cfg.ExpireAfter, cfg.KeepSnapshots, cfg.Tables = time.Nanosecond, 2, []string{name}
+	// Expiry alone: no file is smaller than a target of one byte.
+	cfg.ExpireAfter, cfg.KeepSnapshots, cfg.Tables, cfg.TargetFileBytes = time.Nanosecond, 2, []string{name}, 1
 	cfg.DryRun = true
 	dry, err := maintain.Run(context.Background(), cfg)
 	if err != nil || dry.SnapshotsExpired != len(history)-2 {

@@ -22,9 +22,11 @@ const intentsPrefix = "_checkpoints/intents/"
 // compaction leaves them alone, and they are never orphans.
 //
 // The set is listed once per table pass, after compaction loaded the
-// table and before expiry and orphan removal take it (loaded again, or
-// as a commit of this pass left it: tableAfterListing): each step needs
-// the listing on that side of its table state (see the package comment).
+// table its commit (compaction and expiry) is built on, and before
+// orphan removal takes the table (loaded again, or as a commit of this
+// pass left it: tableAfterListing): each step needs the listing on that
+// side of its table state (see the package comment). A commit retried on
+// a reloaded table lists the intents again (expiryAge).
 func (t *tablePass) pendingFiles(ctx context.Context) (map[string]bool, error) {
 	if t.pending != nil {
 		return t.pending, nil

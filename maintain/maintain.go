@@ -13,14 +13,18 @@
 //     exporter's own encoder with the inputs' schema and field IDs, in
 //     the inputs' folder, named compact-*.parquet, its key/value metadata
 //     naming the source ranges it holds (lakehouse.source_ranges, which
-//     the checkpoint rebuild reads). A group's new files replace its old
-//     ones in one Iceberg rewrite commit (tables.Publisher.Rewrite), which
-//     retries on a concurrent append and gives up when a file to replace
-//     is gone; then the files written are deleted.
-//  2. Expire. iceberg-go's ExpireSnapshots removes the snapshots older
-//     than ExpireAfter beyond the last KeepSnapshots and deletes the files
-//     only they referenced; never one that holds a round a pending
-//     intent names, which recovery must still recognise by its round id.
+//     the checkpoint rebuild reads). The groups' new files replace their
+//     old ones, and the snapshots older than ExpireAfter beyond the last
+//     KeepSnapshots are expired, in one Iceberg commit per table
+//     (tables.Publisher.Maintain), which retries on a concurrent append
+//     and leaves out a group when one of its files is gone; the files of
+//     a group left out are deleted.
+//  2. Expire, in that same commit: iceberg-go's ExpireSnapshots removes
+//     the snapshots and, once the commit landed, deletes the files only
+//     they referenced; never a snapshot that holds a round a pending
+//     intent names, which recovery must still recognise by its round id
+//     (the intents are listed after the table state the commit is built
+//     on was loaded, so every such round of that state is known).
 //  3. Remove orphans. The pending intents are listed, then iceberg-go
 //     plans the orphans of the table's data folder (files no snapshot
 //     references, older than OrphanAge); a Parquet file of a
@@ -109,7 +113,8 @@ type Summary struct {
 	BytesBefore      int64 // of the files replaced
 	BytesAfter       int64 // of the files committed
 	Rows             int64 // rows rewritten
-	Groups           int   // rewrite commits
+	Groups           int   // groups (a partition's files of one schema version) compacted
+	Commits          int   // maintenance commits that replaced files (one per table at most)
 	GroupsGivenUp    int   // groups whose files were gone or whose commit failed
 	SnapshotsExpired int
 	Orphans          int   // orphan files removed (listed, in a dry run)
@@ -125,6 +130,7 @@ func (s *Summary) add(o Summary) {
 	s.BytesAfter += o.BytesAfter
 	s.Rows += o.Rows
 	s.Groups += o.Groups
+	s.Commits += o.Commits
 	s.GroupsGivenUp += o.GroupsGivenUp
 	s.SnapshotsExpired += o.SnapshotsExpired
 	s.Orphans += o.Orphans
@@ -133,9 +139,9 @@ func (s *Summary) add(o Summary) {
 
 // String is the summary line a pass prints.
 func (s Summary) String() string {
-	return fmt.Sprintf("maintained %d tables in %s: %d files rewritten into %d (%d rows, %d → %d bytes) in %d commits, %d groups given up; %d snapshots expired; %d orphans removed (%d bytes)",
+	return fmt.Sprintf("maintained %d tables in %s: %d files rewritten into %d (%d rows, %d → %d bytes) in %d groups and %d commits, %d groups given up; %d snapshots expired; %d orphans removed (%d bytes)",
 		s.Tables, s.Duration.Round(time.Millisecond), s.FilesRewritten, s.FilesWritten, s.Rows, s.BytesBefore, s.BytesAfter,
-		s.Groups, s.GroupsGivenUp, s.SnapshotsExpired, s.Orphans, s.OrphanBytes)
+		s.Groups, s.Commits, s.GroupsGivenUp, s.SnapshotsExpired, s.Orphans, s.OrphanBytes)
 }
 
 // Validate reports every problem of c at once.
@@ -303,10 +309,10 @@ func (t *tablePass) run(ctx context.Context) (Summary, error) {
 			t.log.Info("no Iceberg table: nothing to maintain (the table was never published through this catalog)")
 			return s, nil
 		}
-		errs = append(errs, fmt.Errorf("compact: %w", err))
+		errs = append(errs, fmt.Errorf("compact and expire: %w", err))
 	}
-	if t.cfg.ExpireAfter > 0 {
-		if err := t.expire(ctx, &s); err != nil {
+	if t.cfg.ExpireAfter > 0 && t.cfg.DryRun {
+		if err := t.expireDryRun(ctx, &s); err != nil {
 			errs = append(errs, fmt.Errorf("expire snapshots: %w", err))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,85 +68,236 @@ func LiveFiles(ctx context.Context, tbl *table.Table) ([]LiveFile, error) {
 	return out, nil
 }
 
+// RewriteGroup is current data files of a table (Old) and files that
+// hold exactly their rows (Add): a rewrite replaces all of a group's
+// files or none of them.
+type RewriteGroup struct {
+	Old []iceberg.DataFile
+	Add []DataFile
+}
+
+// ExpiryPolicy asks Maintain to expire snapshots in the commit that
+// replaces the groups' files.
+type ExpiryPolicy struct {
+	// OlderThan is how old a snapshot must be to be expired, given the
+	// table state the commit is built on; retry is false for the first
+	// state (the one the caller loaded last), true for each reload after
+	// a lost race.
+	OlderThan func(ctx context.Context, tbl *table.Table, retry bool) (time.Duration, error)
+	// Keep is how many of the newest snapshots are kept whatever their
+	// age (at least 1).
+	Keep int
+}
+
+// Maintenance is what Maintain committed.
+type Maintenance struct {
+	// Replaced are the indexes of the groups whose files were replaced;
+	// GivenUp those left out because one of their Old files was no
+	// longer current (another writer removed it): their Add files are
+	// not in the table and may be deleted.
+	Replaced, GivenUp []int
+	Expiry            Expiry
+	// SnapshotID is the table's current snapshot after the commit.
+	SnapshotID int64
+}
+
 // Rewrite replaces, in one snapshot of the table of qualTable, the
-// current data files old by the files add (which must hold exactly their
-// rows), with iceberg-go's rewrite operation: the snapshot is a
-// "replace", which readers and the catalog know changes no row. The first
-// attempt is built on the table as this publisher last saw it; a commit
-// that loses a race with another writer (an exporter appending a round)
-// is tried again on the table as the catalog has it then, as long as
-// every file of old is still current there; when one is not, Rewrite
-// gives up with ErrReplacedGone. It returns the snapshot id.
-//
-// When the commit fails otherwise, it may still have reached the
-// catalog: Rewrite reloads the table and reports success if the files of
-// add are current, and wraps ErrOutcomeUnknown when it cannot tell. The
-// caller may delete the files of add after any other error.
+// current data files old by the files add, which must hold exactly their
+// rows: Maintain with one group and no expiry. When a file of old is no
+// longer current it commits nothing and returns ErrReplacedGone.
 func (p *Publisher) Rewrite(ctx context.Context, qualTable string, old []iceberg.DataFile, add []DataFile) (snapshotID int64, err error) {
-	ident, err := p.Identifier(qualTable)
+	m, err := p.Maintain(ctx, qualTable, []RewriteGroup{{Old: old, Add: add}}, nil)
 	if err != nil {
 		return 0, err
+	}
+	if len(m.Replaced) == 0 {
+		return 0, fmt.Errorf("rewrite %d files of %s: %w", len(old), qualTable, ErrReplacedGone)
+	}
+	return m.SnapshotID, nil
+}
+
+// Maintain replaces the files of every group and, with expiry, expires
+// snapshots, in one commit to the table of qualTable (a maintenance pass
+// of a table then pays for one metadata file and one catalog commit,
+// whatever the number of its partitions and schema versions). The
+// replacement is iceberg-go's rewrite operation: the snapshot is a
+// "replace", which readers and the catalog know changes no row; expiry
+// is its ExpireSnapshots, which deletes the manifests and data files no
+// kept snapshot references once the commit landed (a failure to delete
+// them is logged: the orphan pass removes them).
+//
+// The first attempt is built on the table as this publisher last saw it;
+// a commit that loses a race with another writer (an exporter appending a
+// round) is tried again on the table as the catalog has it then, leaving
+// out the groups of which a file is no longer current (GivenUp).
+//
+// When the commit fails otherwise, it may still have reached the
+// catalog: Maintain reloads the table and reports success if the Add
+// files of the groups are current, and wraps ErrOutcomeUnknown when it
+// cannot tell. The caller may delete the Add files after any other
+// error.
+func (p *Publisher) Maintain(ctx context.Context, qualTable string, groups []RewriteGroup, expiry *ExpiryPolicy) (Maintenance, error) {
+	ident, err := p.Identifier(qualTable)
+	if err != nil {
+		return Maintenance{}, err
 	}
 	name := strings.Join(ident, ".")
 	tbl, err := p.current(ctx, ident)
 	if err != nil {
-		return 0, fmt.Errorf("load table %s: %w", name, err)
+		return Maintenance{}, fmt.Errorf("load table %s: %w", name, err)
 	}
-	drop := old
+	groups = slices.Clone(groups) // keepCurrent refreshes their Old files
+	var res Maintenance
+	for i := range groups {
+		res.Replaced = append(res.Replaced, i)
+	}
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			if tbl, err = p.load(ctx, ident); err != nil {
-				return 0, fmt.Errorf("load table %s: %w", name, err)
+				return Maintenance{}, fmt.Errorf("load table %s: %w", name, err)
 			}
-			if drop, err = stillCurrent(ctx, tbl, old); err != nil {
-				return 0, err
+			if err := keepCurrent(ctx, tbl, groups, &res); err != nil {
+				return Maintenance{}, err
 			}
 		}
-		dfs, err := dataFiles(tbl, add)
-		if err != nil {
-			return 0, err
-		}
-		txn := tbl.NewTransaction()
-		rw := txn.NewRewrite(iceberg.Properties{SummaryRewritten: fmt.Sprint(len(drop))})
-		for _, df := range drop {
-			rw.DeleteFile(df)
-		}
-		for _, df := range dfs {
-			rw.AddDataFile(df)
-		}
-		start := time.Now()
+		txn, exp, err := p.maintenanceTxn(ctx, tbl, groups, res.Replaced, expiry, attempt > 1)
 		var done *table.Table
-		if err = rw.Commit(ctx); err == nil {
+		start := time.Now()
+		switch {
+		case err != nil && !isStale(err):
+			return Maintenance{}, fmt.Errorf("%s: %w", name, err)
+		case err == nil && len(res.Replaced) == 0 && exp.Expired == 0:
+			res.Expiry = exp
+			return res, nil
+		case err == nil:
+			res.Expiry = exp
 			done, err = txn.Commit(ctx)
 		}
-		if err == nil {
+		if err == nil || done != nil {
+			// done with an error: committed, and deleting the files
+			// the expired snapshots alone referenced failed.
+			if err != nil {
+				p.log.Warn("snapshots expired; some files they alone referenced were not deleted (the orphan pass removes them)", "table", name, "error", err)
+			}
 			p.loaded.put(ident, done)
 			p.committed(qualTable, done.CurrentSnapshot(), time.Since(start))
-			return done.CurrentSnapshot().SnapshotID, nil
+			res.SnapshotID = done.CurrentSnapshot().SnapshotID
+			return res, nil
 		}
+		what := fmt.Sprintf("maintenance commit (%d files replaced in %d groups, %d snapshots expired)", res.oldFiles(groups), len(res.Replaced), res.Expiry.Expired)
 		if isStale(err) || p.lostRace(ctx, ident, err, tbl) {
-			// Built on a state the catalog has moved past: the
-			// transaction found a file to replace missing, or the
-			// catalog refused the commit. Nothing was committed.
+			// Built on a state the catalog has moved past: nothing was
+			// committed.
 			if attempt >= p.cfg.CommitAttempts {
-				return 0, fmt.Errorf("rewrite %d files of %s into %d (attempt %d): %w", len(drop), name, len(add), attempt, err)
+				return Maintenance{}, fmt.Errorf("%s of %s (attempt %d): %w", what, name, attempt, err)
 			}
 			p.conflicted(qualTable)
-			p.log.Info("iceberg rewrite conflict, retrying on the table as it is now", "table", name, "attempt", attempt, "error", err)
+			p.log.Info("iceberg maintenance conflict, retrying on the table as it is now", "table", name, "attempt", attempt, "error", err)
 			if err := waitRetry(ctx, attempt); err != nil {
-				return 0, err
+				return Maintenance{}, err
 			}
 			continue
 		}
+		var add []DataFile
+		for _, i := range res.Replaced {
+			add = append(add, groups[i].Add...)
+		}
 		id, ok, checkErr := p.holdsAll(ctx, ident, add)
 		if ok {
-			return id, nil // the response was lost, not the commit
+			res.SnapshotID = id
+			return res, nil // the response was lost, not the commit
 		}
-		if checkErr != nil {
-			return 0, fmt.Errorf("rewrite %d files of %s: %w (%w; reading the table back: %w)", len(drop), name, ErrOutcomeUnknown, err, checkErr)
+		if checkErr != nil && len(add) > 0 {
+			return Maintenance{}, fmt.Errorf("%s of %s: %w (%w; reading the table back: %w)", what, name, ErrOutcomeUnknown, err, checkErr)
 		}
-		return 0, fmt.Errorf("rewrite %d files of %s into %d (attempt %d): %w", len(drop), name, len(add), attempt, err)
+		return Maintenance{}, fmt.Errorf("%s of %s (attempt %d): %w", what, name, attempt, err)
 	}
+}
+
+func (m Maintenance) oldFiles(groups []RewriteGroup) int {
+	n := 0
+	for _, i := range m.Replaced {
+		n += len(groups[i].Old)
+	}
+	return n
+}
+
+// maintenanceTxn builds, on tbl, the transaction of a maintenance
+// commit: the rewrite of the groups replaced, then the expiry.
+func (p *Publisher) maintenanceTxn(ctx context.Context, tbl *table.Table, groups []RewriteGroup, replaced []int, expiry *ExpiryPolicy, retry bool) (*table.Transaction, Expiry, error) {
+	txn := tbl.NewTransaction()
+	snapshots := len(tbl.Metadata().Snapshots())
+	if len(replaced) > 0 {
+		var old int
+		for _, i := range replaced {
+			old += len(groups[i].Old)
+		}
+		rw := txn.NewRewrite(iceberg.Properties{SummaryRewritten: fmt.Sprint(old)})
+		for _, i := range replaced {
+			dfs, err := dataFiles(tbl, groups[i].Add)
+			if err != nil {
+				return nil, Expiry{}, err
+			}
+			for _, df := range groups[i].Old {
+				rw.DeleteFile(df)
+			}
+			for _, df := range dfs {
+				rw.AddDataFile(df)
+			}
+		}
+		if err := rw.Commit(ctx); err != nil {
+			return nil, Expiry{}, fmt.Errorf("rewrite %d files: %w", old, err)
+		}
+		snapshots++
+	}
+	if expiry == nil {
+		return txn, Expiry{Kept: snapshots}, nil
+	}
+	olderThan, err := expiry.OlderThan(ctx, tbl, retry)
+	if err != nil {
+		return nil, Expiry{}, err
+	}
+	if err := txn.ExpireSnapshots(table.WithOlderThan(olderThan), table.WithRetainLast(max(expiry.Keep, 1))); err != nil {
+		return nil, Expiry{}, fmt.Errorf("expire snapshots: %w", err)
+	}
+	staged, err := txn.StagedTable()
+	if err != nil {
+		return nil, Expiry{}, fmt.Errorf("expire snapshots: %w", err)
+	}
+	kept := len(staged.Metadata().Snapshots())
+	return txn, Expiry{Expired: snapshots - kept, Kept: kept}, nil
+}
+
+// keepCurrent leaves out of m.Replaced the groups of which a file is no
+// longer a current data file of tbl, adding them to m.GivenUp, and
+// points the others' Old files at tbl's entries for them.
+func keepCurrent(ctx context.Context, tbl *table.Table, groups []RewriteGroup, m *Maintenance) error {
+	live, err := LiveFiles(ctx, tbl)
+	if err != nil {
+		return err
+	}
+	cur := make(map[string]iceberg.DataFile, len(live))
+	for _, f := range live {
+		cur[f.File.FilePath()] = f.File
+	}
+	kept := m.Replaced[:0]
+	for _, i := range m.Replaced {
+		g := &groups[i]
+		fresh := make([]iceberg.DataFile, 0, len(g.Old))
+		for _, f := range g.Old {
+			if c, ok := cur[f.FilePath()]; ok {
+				fresh = append(fresh, c)
+			}
+		}
+		if len(fresh) != len(g.Old) {
+			m.GivenUp = append(m.GivenUp, i)
+			continue
+		}
+		g.Old = fresh
+		kept = append(kept, i)
+	}
+	m.Replaced = kept
+	return nil
 }
 
 // lostRace reports whether a commit built on base failed because
@@ -164,29 +316,6 @@ func (p *Publisher) lostRace(ctx context.Context, ident table.Identifier, err er
 // so only in words).
 func isStale(err error) bool {
 	return strings.Contains(err.Error(), "cannot delete files that do not belong to the table")
-}
-
-// stillCurrent returns the current data files of tbl at the locations of
-// old, or ErrReplacedGone when one is not current.
-func stillCurrent(ctx context.Context, tbl *table.Table, old []iceberg.DataFile) ([]iceberg.DataFile, error) {
-	live, err := LiveFiles(ctx, tbl)
-	if err != nil {
-		return nil, err
-	}
-	want := make(map[string]bool, len(old))
-	for _, f := range old {
-		want[f.FilePath()] = true
-	}
-	var out []iceberg.DataFile
-	for _, f := range live {
-		if want[f.File.FilePath()] {
-			out = append(out, f.File)
-		}
-	}
-	if len(out) != len(want) {
-		return nil, fmt.Errorf("rewrite %d files of %s: %d of them are no longer current: %w", len(want), strings.Join(tbl.Identifier(), "."), len(want)-len(out), ErrReplacedGone)
-	}
-	return out, nil
 }
 
 // current returns the table as this publisher last loaded or committed

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 )
 
 // TestRewriteRetriesAfterAConcurrentAppend: publisher a lists the
@@ -114,6 +115,39 @@ func TestRewriteRetriesAfterAConcurrentAppend(t *testing.T) {
 			}
 			if got := holds(); len(got) != 1 || !got["appended.parquet"] {
 				t.Errorf("after the given-up rewrite the table holds %v, want the appended file alone", got)
+			}
+
+			// Two groups in one commit, built on a's stale state again:
+			// the group whose file is gone is left out, the other is
+			// replaced, and the snapshots expire in that same commit.
+			var appended, gone iceberg.DataFile
+			for _, f := range stale {
+				if filepath.Base(f.FilePath()) == "appended.parquet" {
+					appended = f
+				} else {
+					gone = f
+				}
+			}
+			commitsBefore := rec.commits["SALES.ORDERS"]
+			m, err := a.Maintain(ctx, "SALES.ORDERS", []RewriteGroup{
+				{Old: []iceberg.DataFile{gone}, Add: []DataFile{file(a, "gone-group", 1, 2)}},
+				{Old: []iceberg.DataFile{appended}, Add: []DataFile{file(a, "kept-group", 3)}},
+			}, &ExpiryPolicy{Keep: 1, OlderThan: func(context.Context, *table.Table, bool) (time.Duration, error) { return time.Nanosecond, nil }})
+			if err != nil {
+				t.Fatalf("maintain: %v", err)
+			}
+			if fmt.Sprint(m.Replaced, m.GivenUp) != "[1] [0]" || m.Expiry.Expired == 0 || m.Expiry.Kept != 1 {
+				t.Errorf("maintain replaced groups %v, gave up %v, expiry %+v; want [1], [0] and every snapshot but the new one expired", m.Replaced, m.GivenUp, m.Expiry)
+			}
+			if got := holds(); len(got) != 1 || !got["kept-group.parquet"] {
+				t.Errorf("after the maintenance commit the table holds %v, want the kept group's file alone", got)
+			}
+			tbl, _ = b.LoadTable(ctx, "SALES.ORDERS")
+			if n := len(tbl.Metadata().Snapshots()); n != 1 || tbl.CurrentSnapshot().SnapshotID != m.SnapshotID {
+				t.Errorf("%d snapshots after the maintenance commit, current %d; want its own alone (%d)", n, tbl.CurrentSnapshot().SnapshotID, m.SnapshotID)
+			}
+			if n := rec.commits["SALES.ORDERS"] - commitsBefore; n != 1 {
+				t.Errorf("the rewrite and the expiry took %d commits, want one", n)
 			}
 		})
 	}
