@@ -83,6 +83,9 @@ func BenchmarkMaintainPass(b *testing.B) {
 	// machine other work shares, wall times vary from run to run far
 	// more than the CPU either side spends.
 	b.ReportMetric(float64(rows)/cpu.Seconds()/exportCPURate, "cpu-ratio")
+	// The pass's CPU time over its wall time: how many cores it kept
+	// busy (below the machine's cores: it waited for something).
+	b.ReportMetric(cpu.Seconds()/took.Seconds(), "cores")
 }
 
 // cpuTime is the CPU time (user and system) this process has used.

@@ -133,7 +133,11 @@ func (t *tablePass) readFile(ctx context.Context, key string, version int, in *b
 	if err := addRanges(kv, key, in.ranges); err != nil {
 		return err
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, t.cfg.Allocator)
+	// The record reader reserves a batch's worth of values per column
+	// up front: a 64k-row batch for a file of 20 rows made allocating and
+	// clearing those buffers most of a small file's read.
+	batch := min(max(pf.NumRows(), 1), 64<<10)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, t.cfg.Allocator)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", key, err)
 	}

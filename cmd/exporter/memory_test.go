@@ -35,3 +35,34 @@ func TestBudgetSetsTheGoMemoryLimit(t *testing.T) {
 		t.Errorf("memory limit %d with GOMEMLIMIT set, want it left alone", got)
 	}
 }
+
+// A maintenance pass collects garbage at a slower pace under a limit of
+// what its bins may hold; GOGC or GOMEMLIMIT, when set, wins.
+func TestMaintainPacesTheCollector(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
+		if _, set := os.LookupEnv(env); set {
+			t.Skipf("%s is set in the test's environment", env)
+		}
+	}
+	debug.SetGCPercent(100)
+	debug.SetMemoryLimit(math.MaxInt64)
+	paceCollector(4, 128<<20)
+	if got := debug.SetGCPercent(100); got != 400 {
+		t.Errorf("GC percent %d, want 400", got)
+	}
+	if got := debug.SetMemoryLimit(math.MaxInt64); got != 4<<30 {
+		t.Errorf("memory limit %d, want 4 GiB (4 tables at once, bins of 128 MiB)", got)
+	}
+	paceCollector(1, 1<<20)
+	if got := debug.SetMemoryLimit(math.MaxInt64); got != 1<<30 {
+		t.Errorf("memory limit %d for small bins, want the 1 GiB floor", got)
+	}
+	debug.SetGCPercent(100)
+	t.Setenv("GOGC", "100")
+	paceCollector(4, 128<<20)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GC percent %d with GOGC set, want it left alone", got)
+	}
+}
