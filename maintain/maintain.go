@@ -232,6 +232,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			t := &tablePass{cfg: cfg, name: name, log: cfg.Logger.With("table", name)}
 			tstart := time.Now()
 			s, err := t.run(ctx)
+			cfg.Publisher.Forget(name)
 			s.Tables, s.Duration = 1, time.Since(tstart)
 			if cfg.Observer != nil {
 				cfg.Observer.TableMaintained(name, s)

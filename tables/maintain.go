@@ -341,6 +341,16 @@ func (p *Publisher) CachedTable(ctx context.Context, qualTable string) (*table.T
 	return tbl, nil
 }
 
+// Forget drops what this publisher keeps of the table of qualTable (its
+// last loaded or committed state, see loadedTables): a maintenance pass
+// is done with a table once it has maintained it, and a state holds what
+// iceberg-go read of the table's manifests, a megabyte or more.
+func (p *Publisher) Forget(qualTable string) {
+	if ident, err := p.Identifier(qualTable); err == nil {
+		p.loaded.forget(ident)
+	}
+}
+
 // holdsAll reports whether every file of add is a current data file of
 // the table, and the current snapshot's id.
 func (p *Publisher) holdsAll(ctx context.Context, ident table.Identifier, add []DataFile) (int64, bool, error) {

@@ -149,6 +149,16 @@ func TestRewriteRetriesAfterAConcurrentAppend(t *testing.T) {
 			if n := rec.commits["SALES.ORDERS"] - commitsBefore; n != 1 {
 				t.Errorf("the rewrite and the expiry took %d commits, want one", n)
 			}
+
+			// A pass done with a table lets go of its state.
+			ident, _ := a.Identifier("SALES.ORDERS")
+			if a.loaded.get(ident) == nil {
+				t.Fatal("the publisher kept no state of the table it committed to")
+			}
+			a.Forget("SALES.ORDERS")
+			if a.loaded.get(ident) != nil {
+				t.Error("Forget kept the table's state")
+			}
 		})
 	}
 }

@@ -132,8 +132,7 @@ type runCmd struct {
 	LogFormat     string        `help:"Log format: auto (text on a terminal, JSON otherwise), text or json." default:"auto" enum:"auto,text,json"`
 	LogLevel      string        `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error"`
 	ProgressEvery time.Duration `help:"Log progress at this interval (0 turns it off)." default:"5s"`
-	CPUProfile    string        `name:"cpu-profile" help:"Write a Go CPU profile of the whole run to this file (for go tool pprof)." type:"path"`
-	MemProfile    string        `name:"mem-profile" help:"Write a Go allocation profile of the whole run to this file when it ends (for go tool pprof -sample_index=alloc_space)." type:"path"`
+	profileFlags  `embed:""`
 
 	stall *stallWatch // the readiness probe's view of the loop, with --metrics-addr
 }

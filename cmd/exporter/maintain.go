@@ -40,8 +40,9 @@ type maintainCmd struct {
 
 	MetricsTextfile string `name:"metrics-textfile" help:"Write the pass's metrics (exporter_maintain_*: files rewritten, bytes before and after, snapshots expired, orphans removed, time per table) to this file in Prometheus' text format when it ends, for node_exporter's textfile collector." type:"path"`
 
-	LogFormat string `help:"Log format: auto (text on a terminal, JSON otherwise), text or json." default:"auto" enum:"auto,text,json"`
-	LogLevel  string `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error"`
+	LogFormat    string `help:"Log format: auto (text on a terminal, JSON otherwise), text or json." default:"auto" enum:"auto,text,json"`
+	LogLevel     string `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error"`
+	profileFlags `embed:""`
 }
 
 // errNoCatalog is maintain's refusal without --catalog.
@@ -54,6 +55,12 @@ func (c *maintainCmd) run(ctx context.Context, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	paceCollector(c.Concurrency, c.TargetFileBytes)
+	stopProfiles, err := c.profileFlags.start(logger)
+	if err != nil {
+		printErr(stderr, "exporter maintain:", err)
+		return exitUsage
+	}
+	defer stopProfiles()
 	m := metrics.New()
 	sum, err := c.pass(ctx, logger, maintainObserver{m})
 	if c.MetricsTextfile != "" {

@@ -49,9 +49,13 @@ func TestMaintainPassAndMetrics(t *testing.T) {
 		t.Fatalf("dry run: exit %d, %d files (%d before)\n%s%s", code, len(files()), len(before), out, stderr)
 	}
 	textfile := filepath.Join(dir, "maintain.prom")
-	code, out, stderr = runExporter(t, nil, append([]string{"maintain", "--metrics-textfile", textfile, "--log-level", "info"}, cat...)...)
+	profile := filepath.Join(dir, "cpu.pprof")
+	code, out, stderr = runExporter(t, nil, append([]string{"maintain", "--metrics-textfile", textfile, "--log-level", "info", "--cpu-profile", profile}, cat...)...)
 	if code != exitOK {
 		t.Fatalf("maintain: exit %d\n%s%s", code, out, stderr)
+	}
+	if p, err := os.ReadFile(profile); err != nil || len(p) < 2 || p[0] != 0x1f || p[1] != 0x8b {
+		t.Errorf("--cpu-profile wrote no gzipped profile (%d bytes): %v", len(p), err)
 	}
 	var rewritten int
 	if _, err := fmt.Sscanf(out, "maintained 2 tables in %s %d files rewritten", new(string), &rewritten); err != nil || rewritten == 0 {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
-	"runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -45,30 +44,12 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 		}
 		debug.SetMemoryLimit(max(budget, 64<<20))
 	}
-	if r.CPUProfile != "" {
-		f, err := os.Create(r.CPUProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			printErr(stderr, "exporter: --cpu-profile:", err)
-			return exitUsage
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	stopProfiles, err := r.profileFlags.start(logger)
+	if err != nil {
+		printErr(stderr, "exporter:", err)
+		return exitUsage
 	}
-	if r.MemProfile != "" {
-		f, err := os.Create(r.MemProfile)
-		if err != nil {
-			printErr(stderr, "exporter: --mem-profile:", err)
-			return exitUsage
-		}
-		defer func() {
-			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-				logger.Error("cannot write the allocation profile", "file", r.MemProfile, "error", err)
-			}
-			f.Close()
-		}()
-	}
+	defer stopProfiles()
 	if err := checkSink(ctx, cfg.Store); err != nil {
 		logger.Error("sink is not usable", "sink", cfg.Store.String(), "error", err)
 		printErr(stderr, "exporter:", err)
