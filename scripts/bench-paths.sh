@@ -9,11 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/minio.sh
 source scripts/kafka.sh
-# The broker as Kafka's own start script runs it (kafka-server-start.sh and
-# kafka-run-class.sh: a 1 GiB heap, G1, the optimising compiler), not with
-# the tests' quick-start settings, which cost it more CPU per record on the
-# cores the exporter shares with it here.
-export KAFKA_JVM_OPTS=${KAFKA_JVM_OPTS:-"-Xms1g -Xmx1g -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true"}
 trap 'minio_stop || true; kafka_stop || true' EXIT
 minio_start >/dev/null
 kafka_start >/dev/null

@@ -110,16 +110,7 @@ EOF
   cluster=$(kafka_java kafka.tools.StorageTool random-uuid)
   kafka_java kafka.tools.StorageTool format -t "$cluster" -c "$KAFKA_DATA/server.properties" \
     >"$KAFKA_DATA/format.log" 2>&1 || { cat "$KAFKA_DATA/format.log" >&2; return 1; }
-  # KAFKA_JVM_OPTS, when set, replaces the test settings of the broker's
-  # JVM (small heap, quick start: the C1 compiler only) for a run that
-  # measures it, as scripts/bench-paths.sh does with Kafka's own defaults.
-  if [ -n "${KAFKA_JVM_OPTS:-}" ]; then
-    # shellcheck disable=SC2086 # the options are words
-    java $KAFKA_JVM_OPTS -Dlog4j2.configurationFile="$KAFKA_HOME/log4j2.properties" \
-      -cp "$KAFKA_HOME/libs/*" kafka.Kafka "$KAFKA_DATA/server.properties" >"$KAFKA_DATA/kafka.log" 2>&1 &
-  else
-    kafka_java kafka.Kafka "$KAFKA_DATA/server.properties" >"$KAFKA_DATA/kafka.log" 2>&1 &
-  fi
+  kafka_java kafka.Kafka "$KAFKA_DATA/server.properties" >"$KAFKA_DATA/kafka.log" 2>&1 &
   KAFKA_PID=$!
   # The broker logs this line once it serves clients.
   local i
