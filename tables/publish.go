@@ -236,6 +236,13 @@ func hasVersions(tbl *table.Table, files []DataFile) bool {
 // table on each commit.
 func appendFiles(ctx context.Context, tbl *table.Table, dfs []iceberg.DataFile, summary iceberg.Properties) (*table.Table, error) {
 	txn := tbl.NewTransaction()
+	if _, ok := tbl.Properties()[table.MetadataDeleteAfterCommitEnabledKey]; !ok {
+		// A table created before the exporter set it (createOptions)
+		// gets it with its next round; one that says false keeps it.
+		if err := txn.SetProperties(iceberg.Properties{table.MetadataDeleteAfterCommitEnabledKey: "true"}); err != nil {
+			return nil, err
+		}
+	}
 	if err := txn.AddDataFiles(ctx, dfs, summary, table.WithoutDuplicateCheck()); err != nil {
 		return nil, err
 	}

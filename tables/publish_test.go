@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -308,4 +309,82 @@ func scan(t *testing.T, tbl *table.Table, snapshot int64) (rows, amountCents int
 		}
 	}
 	return rows, amountCents, emails
+}
+
+// TestOldMetadataFilesAreDeleted: a table the exporter creates deletes,
+// at each commit, the metadata files its metadata log no longer lists,
+// so that a round a minute does not leave a file per table a minute
+// forever; a table created without the setting gets it with its next
+// round. The log is cut to two entries here (Iceberg's default keeps
+// 100); time travel, which reads snapshots, still reaches every round.
+func TestOldMetadataFilesAreDeleted(t *testing.T) {
+	for name, mk := range map[string]func(dir string) Config{
+		"sql-sqlite": func(dir string) Config {
+			return Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")}
+		},
+		"hadoop": func(dir string) Config {
+			return Config{Kind: Hadoop, Warehouse: "file://" + filepath.Join(dir, "wh")}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			ctx := context.Background()
+			p, err := Open(ctx, mk(dir), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			v, err := p.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := p.LoadTable(ctx, "SALES.ORDERS")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tbl.Properties()[table.MetadataDeleteAfterCommitEnabledKey]; got != "true" {
+				t.Fatalf("%s = %q on a new table, want true", table.MetadataDeleteAfterCommitEnabledKey, got)
+			}
+			// As a table an earlier version created: without the
+			// property, which its next round sets.
+			txn := tbl.NewTransaction()
+			if err := txn.SetProperties(iceberg.Properties{table.MetadataPreviousVersionsMaxKey: "2"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := txn.RemoveProperties([]string{table.MetadataDeleteAfterCommitEnabledKey}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := txn.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			p.Forget("SALES.ORDERS") // committed behind the publisher's back
+			day := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+			const rounds = 6
+			for i := 1; i <= rounds; i++ {
+				f := writeFile(t, dir, fmt.Sprintf("data/part-%d.parquet", i), v.Schema, 1, []int64{int64(i)}, []time.Time{day}, int64(i))
+				if _, err := p.Publish(ctx, Round{RunID: "run", RoundID: strconv.Itoa(i), Files: []DataFile{f}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tbl, err = p.LoadTable(ctx, "SALES.ORDERS")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tbl.Properties()[table.MetadataDeleteAfterCommitEnabledKey]; got != "true" {
+				t.Errorf("%s = %q after rounds on a table without it, want true", table.MetadataDeleteAfterCommitEnabledKey, got)
+			}
+			files, err := filepath.Glob(filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), "metadata", "*.metadata.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The current file and the two its log lists; the table
+			// made 2+rounds of them.
+			if len(files) != 3 {
+				t.Errorf("%d metadata files after %d rounds, want 3: %v", len(files), rounds, files)
+			}
+			if rows, _, _ := scan(t, tbl, tbl.Metadata().Snapshots()[0].SnapshotID); rows != 1 {
+				t.Errorf("time travel to round 1: %d rows, want 1", rows)
+			}
+		})
+	}
 }

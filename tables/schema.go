@@ -257,6 +257,12 @@ func (p *Publisher) createOptions(tv TableVersion, want *iceberg.Schema) ([]cata
 		PropExporterVersion:      p.cfg.ExporterVersion,
 		schemaProp(tv.Version):   "0",
 		"write.parquet.field-id": "true",
+		// Every round writes a metadata file per table it touches: a
+		// round a minute leaves 1,440 a day per table, kept forever
+		// unless the commit deletes those its metadata log no longer
+		// lists (the newest write.metadata.previous-versions-max, 100 by
+		// default, are kept).
+		table.MetadataDeleteAfterCommitEnabledKey: "true",
 	}
 	if p.cfg.ExporterVersion == "" {
 		delete(props, PropExporterVersion)
