@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
 
@@ -35,7 +37,8 @@ type group struct {
 }
 
 // compact rewrites the table's small files and expires its old
-// snapshots, in one commit (see the package comment, steps 1 and 2).
+// snapshots, in one commit, or in one more for every CommitBytes of
+// files rewritten (see the package comment, steps 1 and 2).
 func (t *tablePass) compact(ctx context.Context, s *Summary) error {
 	tbl, err := t.cfg.Publisher.LoadTable(ctx, t.name)
 	if err != nil {
@@ -51,9 +54,10 @@ func (t *tablePass) compact(ctx context.Context, s *Summary) error {
 	}
 	groups := t.groups(live, pending)
 	var (
-		errs    []error
-		written []written
-		commit  []tables.RewriteGroup
+		errs       []error
+		batch      []written
+		batchBytes int64
+		landed     bool // a commit of this pass landed after the listing
 	)
 	for gi, g := range groups {
 		bins := packBins(g.files, t.cfg.TargetFileBytes)
@@ -78,37 +82,65 @@ func (t *tablePass) compact(ctx context.Context, s *Summary) error {
 			errs = append(errs, fmt.Errorf("folder %s: %w", g.dir, err))
 			continue
 		}
-		written = append(written, w)
-		commit = append(commit, w.RewriteGroup)
+		batch = append(batch, w)
+		batchBytes += w.before
+		if batchBytes >= t.cfg.CommitBytes {
+			// Partial progress: what is written so far lands now, so
+			// that a crash of a long pass loses at most this much.
+			errs = append(errs, t.commitGroups(ctx, batch, nil, s))
+			landed = landed || t.committed
+			batch, batchBytes = nil, 0
+		}
 	}
 	if t.cfg.DryRun {
 		return errors.Join(errs...)
 	}
 	var expiry *tables.ExpiryPolicy
 	if t.cfg.ExpireAfter > 0 {
-		expiry = &tables.ExpiryPolicy{OlderThan: t.expiryAge, Keep: t.cfg.KeepSnapshots}
+		expiry = &tables.ExpiryPolicy{Keep: t.cfg.KeepSnapshots,
+			OlderThan: func(ctx context.Context, tbl *table.Table, reloaded bool) (time.Duration, error) {
+				// After a commit of this pass, the table it left is
+				// later than the listing: list again.
+				return t.expiryAge(ctx, tbl, reloaded || landed)
+			}}
 	}
+	errs = append(errs, t.commitGroups(ctx, batch, expiry, s))
+	return errors.Join(errs...)
+}
+
+// commitGroups commits the groups written (and the expiry, if any) in
+// one maintenance commit, and deletes the files of the groups that did
+// not land.
+func (t *tablePass) commitGroups(ctx context.Context, batch []written, expiry *tables.ExpiryPolicy, s *Summary) error {
+	if len(batch) == 0 && expiry == nil {
+		return nil
+	}
+	commit := make([]tables.RewriteGroup, len(batch))
+	for i, w := range batch {
+		commit[i] = w.RewriteGroup
+	}
+	var errs []error
 	m, err := t.cfg.Publisher.Maintain(ctx, t.name, commit, expiry)
 	if err != nil {
 		if !errors.Is(err, tables.ErrOutcomeUnknown) {
 			// Nothing committed: the files written are not in the table.
-			for _, w := range written {
+			for _, w := range batch {
 				errs = append(errs, t.deleteWritten(ctx, w.Add))
 			}
 		} // else maybe committed: the files stay; if they are not in the table, the orphan pass removes them
-		s.GroupsGivenUp += len(written)
+		s.GroupsGivenUp += len(batch)
 		return errors.Join(append(errs, err)...)
 	}
-	t.committed = len(m.Replaced) > 0 || m.Expiry.Expired > 0
+	t.committed = t.committed || len(m.Replaced) > 0 || m.Expiry.Expired > 0
 	s.SnapshotsExpired += m.Expiry.Expired
 	for _, i := range m.GivenUp {
-		w := written[i]
+		w := batch[i]
 		s.GroupsGivenUp++
 		t.log.Info("compaction of a folder given up: another writer removed one of its files; the next pass tries again", "folder", w.dir)
 		errs = append(errs, t.deleteWritten(ctx, w.Add))
 	}
 	for _, i := range m.Replaced {
-		w := written[i]
+		w := batch[i]
 		s.Groups++
 		s.FilesRewritten += len(w.Old)
 		s.FilesWritten += len(w.Add)

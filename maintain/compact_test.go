@@ -20,7 +20,8 @@ import (
 
 // TestCompactionKeepsEveryRow: the sample (schema versions, a partial
 // image, deletes) written a row per file and a generated stream (DDL,
-// updates, deletes) a few rows per file; after a pass every table reads
+// updates, deletes) a few rows per file; after a pass that commits each
+// group as soon as it is written, every table reads
 // the same rows through the catalog, each partition folder holds one
 // file, and the compacted files carry the field IDs, sorted rows and the
 // source ranges of what they replaced.
@@ -48,6 +49,7 @@ func TestCompactionKeepsEveryRow(t *testing.T) {
 		t.Fatalf("only %d folders with several files: the test would prove nothing", multi)
 	}
 	cfg := l.config(t, p)
+	cfg.CommitBytes = 1 // a commit per group: partial progress
 	sum, err := maintain.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +58,9 @@ func TestCompactionKeepsEveryRow(t *testing.T) {
 	t.Log(sum)
 	if sum.FilesRewritten == 0 || sum.FilesWritten >= sum.FilesRewritten || sum.Groups == 0 {
 		t.Fatalf("summary %+v: nothing compacted", sum)
+	}
+	if sum.Commits != sum.Groups || sum.Groups <= len(names) {
+		t.Errorf("%d commits for %d groups of %d tables, want a commit per group (and more groups than tables)", sum.Commits, sum.Groups, len(names))
 	}
 	for _, n := range names {
 		if got := rows(t, p, n); !slices.Equal(got, before[n]) {

@@ -15,8 +15,9 @@
 //     naming the source ranges it holds (lakehouse.source_ranges, which
 //     the checkpoint rebuild reads). The groups' new files replace their
 //     old ones, and the snapshots older than ExpireAfter beyond the last
-//     KeepSnapshots are expired, in one Iceberg commit per table
-//     (tables.Publisher.Maintain), which retries on a concurrent append
+//     KeepSnapshots are expired, in one Iceberg commit per table (one
+//     more for every CommitBytes rewritten: partial progress for a large
+//     table) (tables.Publisher.Maintain), which retries on a concurrent append
 //     and leaves out a group when one of its files is gone; the files of
 //     a group left out are deleted.
 //  2. Expire, in that same commit: iceberg-go's ExpireSnapshots removes
@@ -79,6 +80,11 @@ type Config struct {
 	// TargetFileBytes: files smaller than it are compacted into files of
 	// at most it (by the inputs' sizes). Default 128 MiB.
 	TargetFileBytes int64
+	// CommitBytes: a table's pass commits the groups it has rewritten
+	// once their inputs reach this many bytes, so that a crash of a long
+	// pass loses at most that much work; the rest (and the expiry) land
+	// in its last commit. Default 8 × TargetFileBytes.
+	CommitBytes int64
 	// ExpireAfter: snapshots older than it may be expired. Zero: no
 	// expiry.
 	ExpireAfter time.Duration
@@ -174,6 +180,9 @@ func (c Config) Validate() error {
 func (c Config) withDefaults() Config {
 	if c.TargetFileBytes == 0 {
 		c.TargetFileBytes = 128 << 20
+	}
+	if c.CommitBytes <= 0 {
+		c.CommitBytes = 8 * c.TargetFileBytes
 	}
 	if c.KeepSnapshots == 0 {
 		c.KeepSnapshots = 1
