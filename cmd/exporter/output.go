@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"runtime"
@@ -27,10 +28,26 @@ func newLogger(w io.Writer, format, level string) *slog.Logger {
 			}
 		}
 	}
+	var logger *slog.Logger
 	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		logger = slog.New(slog.NewTextHandler(w, opts))
+	} else {
+		logger = slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	// Libraries that print with the standard log package (iceberg-go
+	// warns that way: a metadata file it could not delete, a version
+	// hint it could not write) would put plain lines among JSON ones.
+	log.SetFlags(0)
+	log.SetOutput(libraryLog{logger})
+	return logger
+}
+
+// libraryLog writes a library's standard-log line as a WARN record.
+type libraryLog struct{ logger *slog.Logger }
+
+func (l libraryLog) Write(p []byte) (int, error) {
+	l.logger.Warn(strings.TrimSpace(string(p)), "from", "library")
+	return len(p), nil
 }
 
 // printSummary prints the run's summary; ends tells whether its source

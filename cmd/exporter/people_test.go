@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +113,26 @@ func TestLogsRedactCredentials(t *testing.T) {
 		if strings.Contains(buf.String(), "hunter2secret") || !strings.Contains(buf.String(), "***@b1:9092") || !strings.Contains(buf.String(), "***@b2:9092") {
 			t.Errorf("%s log: %s", format, buf.String())
 		}
+	}
+}
+
+// TestLibraryLogLinesJoinTheLog: a line a library prints with the
+// standard log package (iceberg-go warns that way) becomes a WARN record
+// of the command's JSON log, its credentials redacted like the rest.
+func TestLibraryLogLinesJoinTheLog(t *testing.T) {
+	defer log.SetOutput(os.Stderr)
+	defer log.SetFlags(log.Flags())
+	var buf strings.Builder
+	newLogger(&buf, "json", "info")
+	log.Printf("hadoop catalog: failed to write version hint for s3://carol:hunter2secret@minio/wh: %v", errors.New("denied"))
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(buf.String()), &rec); err != nil {
+		t.Fatalf("not one JSON record: %q: %v", buf.String(), err)
+	}
+	if rec["level"] != "WARN" || !strings.HasPrefix(fmt.Sprint(rec["msg"]), "hadoop catalog: failed to write version hint") || rec["from"] != "library" {
+		t.Errorf("record %v, want a WARN with the library's line", rec)
+	}
+	if strings.Contains(buf.String(), "hunter2secret") {
+		t.Errorf("credentials in the log: %s", buf.String())
 	}
 }
