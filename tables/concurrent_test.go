@@ -18,10 +18,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// concurrentCatalogs are the catalogs two instances share in a test: the
-// fast local ones, and PostgreSQL when the tests have one.
-func concurrentCatalogs() map[string]func(dir string) Config {
-	cats := map[string]func(dir string) Config{
+// localCatalogs are the catalogs that need no server, each in a
+// test's folder: the SQL one on SQLite and the hadoop one.
+func localCatalogs() map[string]func(dir string) Config {
+	return map[string]func(dir string) Config{
 		"sql-sqlite": func(dir string) Config {
 			return Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")}
 		},
@@ -29,6 +29,12 @@ func concurrentCatalogs() map[string]func(dir string) Config {
 			return Config{Kind: Hadoop, Warehouse: "file://" + filepath.Join(dir, "wh")}
 		},
 	}
+}
+
+// concurrentCatalogs are the catalogs two instances share in a test: the
+// fast local ones, and PostgreSQL when the tests have one.
+func concurrentCatalogs() map[string]func(dir string) Config {
+	cats := localCatalogs()
 	if dsn := os.Getenv("EXPORTER_TEST_POSTGRES_DSN"); dsn != "" {
 		name := "c" + strconv.FormatInt(time.Now().UnixNano(), 36) // the database outlives the test
 		cats["sql-postgres"] = func(dir string) Config {

@@ -14,14 +14,7 @@ import (
 // "requirement failed", not ErrCommitFailed), and the publisher reloads
 // and commits again: both rounds are in the table, each once.
 func TestInterleavedPublishersRetryStaleCommits(t *testing.T) {
-	for name, mk := range map[string]func(dir string) Config{
-		"sql-sqlite": func(dir string) Config {
-			return Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")}
-		},
-		"hadoop": func(dir string) Config {
-			return Config{Kind: Hadoop, Warehouse: "file://" + filepath.Join(dir, "wh")}
-		},
-	} {
+	for name, mk := range localCatalogs() {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			ctx := context.Background()

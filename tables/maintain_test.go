@@ -20,14 +20,7 @@ import (
 // ones. A rewrite of a file another writer withdrew meanwhile gives up
 // with ErrReplacedGone and commits nothing.
 func TestRewriteRetriesAfterAConcurrentAppend(t *testing.T) {
-	for name, mk := range map[string]func(dir string) Config{
-		"sql-sqlite": func(dir string) Config {
-			return Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")}
-		},
-		"hadoop": func(dir string) Config {
-			return Config{Kind: Hadoop, Warehouse: "file://" + filepath.Join(dir, "wh")}
-		},
-	} {
+	for name, mk := range localCatalogs() {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			ctx := context.Background()

@@ -318,14 +318,7 @@ func scan(t *testing.T, tbl *table.Table, snapshot int64) (rows, amountCents int
 // round. The log is cut to two entries here (Iceberg's default keeps
 // 100); time travel, which reads snapshots, still reaches every round.
 func TestOldMetadataFilesAreDeleted(t *testing.T) {
-	for name, mk := range map[string]func(dir string) Config{
-		"sql-sqlite": func(dir string) Config {
-			return Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")}
-		},
-		"hadoop": func(dir string) Config {
-			return Config{Kind: Hadoop, Warehouse: "file://" + filepath.Join(dir, "wh")}
-		},
-	} {
+	for name, mk := range localCatalogs() {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			ctx := context.Background()
