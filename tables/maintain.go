@@ -16,12 +16,7 @@ import (
 // files they replaced.
 const SummaryRewritten = propPrefix + "rewritten-files"
 
-// ErrReplacedGone is wrapped by Rewrite's error when a file it was to
-// replace is no longer a current data file of the table (another writer
-// removed it): the rewrite is given up and nothing was committed.
-var ErrReplacedGone = errors.New("a file to replace is no longer in the table")
-
-// ErrOutcomeUnknown is wrapped by Rewrite's error when its commit failed
+// ErrOutcomeUnknown is wrapped by Maintain's error when its commit failed
 // in a way that may still have reached the catalog and the table could
 // not be read to tell: the files it was to add must stay.
 var ErrOutcomeUnknown = errors.New("the rewrite commit's outcome is unknown")
@@ -99,21 +94,6 @@ type Maintenance struct {
 	Expiry            Expiry
 	// SnapshotID is the table's current snapshot after the commit.
 	SnapshotID int64
-}
-
-// Rewrite replaces, in one snapshot of the table of qualTable, the
-// current data files old by the files add, which must hold exactly their
-// rows: Maintain with one group and no expiry. When a file of old is no
-// longer current it commits nothing and returns ErrReplacedGone.
-func (p *Publisher) Rewrite(ctx context.Context, qualTable string, old []iceberg.DataFile, add []DataFile) (snapshotID int64, err error) {
-	m, err := p.Maintain(ctx, qualTable, []RewriteGroup{{Old: old, Add: add}}, nil)
-	if err != nil {
-		return 0, err
-	}
-	if len(m.Replaced) == 0 {
-		return 0, fmt.Errorf("rewrite %d files of %s: %w", len(old), qualTable, ErrReplacedGone)
-	}
-	return m.SnapshotID, nil
 }
 
 // Maintain replaces the files of every group and, with expiry, expires

@@ -2,7 +2,6 @@ package tables
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -18,7 +17,7 @@ import (
 // refuses it, and a builds it again on the new state: the table then
 // holds the compacted file and the appended one, and not the replaced
 // ones. A rewrite of a file another writer withdrew meanwhile gives up
-// with ErrReplacedGone and commits nothing.
+// (Maintenance.GivenUp) and commits nothing.
 func TestRewriteRetriesAfterAConcurrentAppend(t *testing.T) {
 	for name, mk := range localCatalogs() {
 		t.Run(name, func(t *testing.T) {
@@ -65,8 +64,8 @@ func TestRewriteRetriesAfterAConcurrentAppend(t *testing.T) {
 			publish(b, "2", file(b, "appended", 3)) // lands between a's listing and its commit
 			compacted := file(a, "compacted", 1, 2)
 			old := []string{live[0].File.FilePath(), live[1].File.FilePath()}
-			if _, err := a.Rewrite(ctx, "SALES.ORDERS", []iceberg.DataFile{live[0].File, live[1].File}, []DataFile{compacted}); err != nil {
-				t.Fatalf("rewrite after a concurrent append: %v", err)
+			if m, err := a.Maintain(ctx, "SALES.ORDERS", []RewriteGroup{{Old: []iceberg.DataFile{live[0].File, live[1].File}, Add: []DataFile{compacted}}}, nil); err != nil || len(m.Replaced) != 1 {
+				t.Fatalf("rewrite after a concurrent append: %+v, %v", m, err)
 			}
 			if rec.conflicts["SALES.ORDERS"] != 1 {
 				t.Errorf("%d conflicts, want one: the rewrite built on the state before the append must be refused and built again", rec.conflicts["SALES.ORDERS"])
@@ -102,9 +101,9 @@ func TestRewriteRetriesAfterAConcurrentAppend(t *testing.T) {
 			for _, f := range live {
 				stale = append(stale, f.File)
 			}
-			_, err = a.Rewrite(ctx, "SALES.ORDERS", stale, []DataFile{file(a, "again", 1, 2, 3)})
-			if !errors.Is(err, ErrReplacedGone) {
-				t.Fatalf("rewrite of a withdrawn file: %v, want ErrReplacedGone", err)
+			gaveUp, err := a.Maintain(ctx, "SALES.ORDERS", []RewriteGroup{{Old: stale, Add: []DataFile{file(a, "again", 1, 2, 3)}}}, nil)
+			if err != nil || len(gaveUp.Replaced) != 0 || fmt.Sprint(gaveUp.GivenUp) != "[0]" {
+				t.Fatalf("rewrite of a withdrawn file: %+v, %v; want it given up", gaveUp, err)
 			}
 			if got := holds(); len(got) != 1 || !got["appended.parquet"] {
 				t.Errorf("after the given-up rewrite the table holds %v, want the appended file alone", got)
