@@ -56,7 +56,7 @@ func (t *tablePass) expireDryRun(ctx context.Context, s *Summary) error {
 	if err != nil {
 		return err
 	}
-	res, err := t.cfg.Publisher.Expire(ctx, t.name, olderThan, t.cfg.KeepSnapshots, true)
+	res, err := t.cfg.Publisher.Expire(ctx, t.name, olderThan, t.cfg.KeepSnapshots)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/catalogfail"
 )
@@ -182,4 +183,47 @@ func TestCommitFailedIsRetried(t *testing.T) {
 		t.Errorf("%d commit attempts, want 2", n)
 	}
 	fx.checkResumes(t)
+}
+
+// TestMaintainCommitWhoseResponseIsLost: the maintenance commit lands and
+// its response is lost. Maintain reads the table back, finds its files
+// current and reports them replaced; taken for a lost race, the retry
+// would have found the replaced files gone and given the group up, and
+// the pass would have deleted the files the table now holds.
+func TestMaintainCommitWhoseResponseIsLost(t *testing.T) {
+	ctx := context.Background()
+	fx := newFailureFixture(t, 3)
+	second := fx.file(t, "second", 2)
+	fx.round.Files = append(fx.round.Files, second)
+	if _, err := fx.p.Publish(ctx, fx.round); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fx.p.LoadTable(ctx, "SALES.ORDERS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := LiveFiles(ctx, tbl)
+	if err != nil || len(live) != 2 {
+		t.Fatalf("live files %d, %v; want the round's two", len(live), err)
+	}
+	compacted := fx.file(t, "compacted", 1)
+	lost := false // called under the wrapper's lock: once is enough
+	fx.fc.SetFail(func(c catalogfail.Call) error {
+		if c.Op == catalogfail.Commit && c.Snapshot && !lost {
+			lost = true
+			return catalogfail.ErrResponseLost
+		}
+		return nil
+	})
+	m, err := fx.p.Maintain(ctx, "SALES.ORDERS", []RewriteGroup{{Old: []iceberg.DataFile{live[0].File, live[1].File}, Add: []DataFile{compacted}}}, nil)
+	if err != nil || fmt.Sprint(m.Replaced, m.GivenUp) != "[0] []" || m.SnapshotID == 0 {
+		t.Fatalf("maintain with its response lost: %+v, %v; want the group replaced", m, err)
+	}
+	tbl, err = fx.other.LoadTable(ctx, "SALES.ORDERS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live, _ := LiveFiles(ctx, tbl); len(live) != 1 || live[0].File.FilePath() != compacted.Location {
+		t.Errorf("the table holds %d files after the commit, want the compacted one alone", len(live))
+	}
 }

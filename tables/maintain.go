@@ -131,10 +131,13 @@ func (p *Publisher) Maintain(ctx context.Context, qualTable string, groups []Rew
 	for i := range groups {
 		res.Replaced = append(res.Replaced, i)
 	}
+	var reloaded *table.Table // the table read back after a failed commit
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
-			if tbl, err = p.load(ctx, ident); err != nil {
-				return Maintenance{}, fmt.Errorf("load table %s: %w", name, err)
+			if tbl = reloaded; tbl == nil {
+				if tbl, err = p.load(ctx, ident); err != nil {
+					return Maintenance{}, fmt.Errorf("load table %s: %w", name, err)
+				}
 			}
 			if err := keepCurrent(ctx, tbl, groups, &res); err != nil {
 				return Maintenance{}, err
@@ -165,32 +168,44 @@ func (p *Publisher) Maintain(ctx context.Context, qualTable string, groups []Rew
 			return res, nil
 		}
 		what := fmt.Sprintf("maintenance commit (%d files replaced in %d groups, %d snapshots expired)", res.oldFiles(groups), len(res.Replaced), res.Expiry.Expired)
-		if isStale(err) || p.lostRace(ctx, ident, err, tbl) {
-			// Built on a state the catalog has moved past: nothing was
-			// committed.
-			if attempt >= p.cfg.CommitAttempts {
-				return Maintenance{}, fmt.Errorf("%s of %s (attempt %d): %w", what, name, attempt, err)
+		reloaded = nil
+		if !isStale(err) {
+			// The commit may have landed with its response lost: read
+			// the table back first. Taken for a lost race, it would be
+			// retried on a table whose replaced files are gone (this
+			// commit removed them): its groups would be given up and
+			// the files it added, now the table's, deleted.
+			var add []DataFile
+			for _, i := range res.Replaced {
+				add = append(add, groups[i].Add...)
 			}
-			p.conflicted(qualTable)
-			p.log.Info("iceberg maintenance conflict, retrying on the table as it is now", "table", name, "attempt", attempt, "error", err)
-			if err := waitRetry(ctx, attempt); err != nil {
-				return Maintenance{}, err
+			var lerr error
+			if reloaded, lerr = p.load(ctx, ident); lerr != nil {
+				if len(add) > 0 {
+					return Maintenance{}, fmt.Errorf("%s of %s: %w (%w; reading the table back: %w)", what, name, ErrOutcomeUnknown, err, lerr)
+				}
+				return Maintenance{}, commitFailed(what, ident, attempt, p.cfg.CommitAttempts, err, lerr, false)
 			}
-			continue
+			if ok, cerr := holdsAll(ctx, reloaded, add); cerr != nil {
+				return Maintenance{}, fmt.Errorf("%s of %s: %w (%w; reading the table back: %w)", what, name, ErrOutcomeUnknown, err, cerr)
+			} else if ok {
+				res.SnapshotID = reloaded.CurrentSnapshot().SnapshotID
+				return res, nil // the response was lost, not the commit
+			}
+			if !raced(err, tbl, reloaded) {
+				return Maintenance{}, commitFailed(what, ident, attempt, p.cfg.CommitAttempts, err, nil, false)
+			}
 		}
-		var add []DataFile
-		for _, i := range res.Replaced {
-			add = append(add, groups[i].Add...)
+		// Built on a state the catalog has moved past: nothing was
+		// committed.
+		if attempt >= p.cfg.CommitAttempts {
+			return Maintenance{}, commitFailed(what, ident, attempt, p.cfg.CommitAttempts, err, nil, true)
 		}
-		id, ok, checkErr := p.holdsAll(ctx, ident, add)
-		if ok {
-			res.SnapshotID = id
-			return res, nil // the response was lost, not the commit
+		p.conflicted(qualTable)
+		p.log.Info("iceberg maintenance conflict, retrying on the table as it is now", "table", name, "attempt", attempt, "error", err)
+		if err := waitRetry(ctx, attempt); err != nil {
+			return Maintenance{}, err
 		}
-		if checkErr != nil && len(add) > 0 {
-			return Maintenance{}, fmt.Errorf("%s of %s: %w (%w; reading the table back: %w)", what, name, ErrOutcomeUnknown, err, checkErr)
-		}
-		return Maintenance{}, fmt.Errorf("%s of %s (attempt %d): %w", what, name, attempt, err)
 	}
 }
 
@@ -280,17 +295,6 @@ func keepCurrent(ctx context.Context, tbl *table.Table, groups []RewriteGroup, m
 	return nil
 }
 
-// lostRace reports whether a commit built on base failed because
-// another writer committed to the table first (see raced), reloading the
-// table to tell when the catalog's error does not say so itself.
-func (p *Publisher) lostRace(ctx context.Context, ident table.Identifier, err error, base *table.Table) bool {
-	if errors.Is(err, table.ErrCommitFailed) {
-		return true
-	}
-	reloaded, lerr := p.load(ctx, ident)
-	return lerr == nil && raced(err, base, reloaded)
-}
-
 // isStale reports whether building a transaction failed because a file
 // to replace is not in the table state it was built on (iceberg-go says
 // so only in words).
@@ -331,19 +335,15 @@ func (p *Publisher) Forget(qualTable string) {
 	}
 }
 
-// holdsAll reports whether every file of add is a current data file of
-// the table, and the current snapshot's id.
-func (p *Publisher) holdsAll(ctx context.Context, ident table.Identifier, add []DataFile) (int64, bool, error) {
-	tbl, err := p.load(ctx, ident)
-	if err != nil {
-		return 0, false, err
-	}
-	if tbl.CurrentSnapshot() == nil {
-		return 0, false, nil
+// holdsAll reports whether tbl's current snapshot holds every file of
+// add (and add is not empty).
+func holdsAll(ctx context.Context, tbl *table.Table, add []DataFile) (bool, error) {
+	if len(add) == 0 || tbl.CurrentSnapshot() == nil {
+		return false, nil
 	}
 	live, err := LiveFiles(ctx, tbl)
 	if err != nil {
-		return 0, false, err
+		return false, err
 	}
 	cur := make(map[string]bool, len(live))
 	for _, f := range live {
@@ -351,13 +351,13 @@ func (p *Publisher) holdsAll(ctx context.Context, ident table.Identifier, add []
 	}
 	for _, f := range add {
 		if !cur[f.Location] {
-			return 0, false, nil
+			return false, nil
 		}
 	}
-	return tbl.CurrentSnapshot().SnapshotID, len(add) > 0, nil
+	return true, nil
 }
 
-// Expiry is what Expire did, or would do, to a table.
+// Expiry is what an expiry did to a table (Maintain), or would do (Expire).
 type Expiry struct {
 	// Expired is the number of snapshots removed from the table's
 	// metadata (or that would be, in a dry run).
@@ -366,57 +366,22 @@ type Expiry struct {
 	Kept int
 }
 
-// Expire removes the snapshots of the table of qualTable older than
-// olderThan, keeping at least the last keep of its history, with
-// iceberg-go's ExpireSnapshots, which also deletes the manifests and the
-// data files that no kept snapshot references any more once the commit
-// landed. With dryRun it only counts them.
-func (p *Publisher) Expire(ctx context.Context, qualTable string, olderThan time.Duration, keep int, dryRun bool) (Expiry, error) {
+// Expire counts the snapshots of the table of qualTable that an expiry
+// of those older than olderThan, keeping at least the last keep, would
+// remove (a dry run: Maintain commits expiries).
+func (p *Publisher) Expire(ctx context.Context, qualTable string, olderThan time.Duration, keep int) (Expiry, error) {
 	ident, err := p.Identifier(qualTable)
 	if err != nil {
 		return Expiry{}, err
 	}
-	name := strings.Join(ident, ".")
-	for attempt := 1; ; attempt++ {
-		load := p.load
-		if attempt == 1 {
-			load = p.current
-		}
-		tbl, err := load(ctx, ident)
-		if err != nil {
-			return Expiry{}, fmt.Errorf("load table %s: %w", name, err)
-		}
-		before := len(tbl.Metadata().Snapshots())
-		txn := tbl.NewTransaction()
-		if err := txn.ExpireSnapshots(table.WithOlderThan(olderThan), table.WithRetainLast(keep)); err != nil {
-			return Expiry{}, fmt.Errorf("expire snapshots of %s: %w", name, err)
-		}
-		staged, err := txn.StagedTable()
-		if err != nil {
-			return Expiry{}, fmt.Errorf("expire snapshots of %s: %w", name, err)
-		}
-		res := Expiry{Expired: before - len(staged.Metadata().Snapshots()), Kept: len(staged.Metadata().Snapshots())}
-		if dryRun || res.Expired == 0 {
-			return res, nil
-		}
-		start := time.Now()
-		done, err := txn.Commit(ctx)
-		if err == nil || done != nil {
-			// done with an error: committed, and deleting the
-			// unreferenced files failed; the orphan pass removes them.
-			p.loaded.put(ident, done)
-			p.committed(qualTable, done.CurrentSnapshot(), time.Since(start))
-			if err != nil {
-				p.log.Warn("snapshots expired; some files they alone referenced were not deleted (the orphan pass removes them)", "table", name, "error", err)
-			}
-			return res, nil
-		}
-		if attempt >= p.cfg.CommitAttempts || !p.lostRace(ctx, ident, err, tbl) {
-			return Expiry{}, fmt.Errorf("expire snapshots of %s (attempt %d): %w", name, attempt, err)
-		}
-		p.conflicted(qualTable)
-		if err := waitRetry(ctx, attempt); err != nil {
-			return Expiry{}, err
-		}
+	tbl, err := p.current(ctx, ident)
+	if err != nil {
+		return Expiry{}, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
 	}
+	age := func(context.Context, *table.Table, bool) (time.Duration, error) { return olderThan, nil }
+	_, res, err := p.maintenanceTxn(ctx, tbl, nil, nil, &ExpiryPolicy{OlderThan: age, Keep: keep}, false)
+	if err != nil {
+		return Expiry{}, fmt.Errorf("%s: %w", strings.Join(ident, "."), err)
+	}
+	return res, nil
 }

@@ -140,6 +140,12 @@ func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, sc *i
 func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
 	snapshot := slices.ContainsFunc(updates, func(u table.Update) bool { return u.Action() == "add-snapshot" })
 	if err := c.check(Commit, ident, snapshot); err != nil {
+		if !errors.Is(err, ErrResponseLost) {
+			return nil, "", err
+		}
+		if _, _, cerr := c.Catalog.CommitTable(ctx, ident, reqs, updates); cerr != nil {
+			return nil, "", cerr
+		}
 		return nil, "", err
 	}
 	md, loc, err := c.Catalog.CommitTable(ctx, ident, reqs, updates)
@@ -150,6 +156,11 @@ func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs 
 	}
 	return md, loc, err
 }
+
+// ErrResponseLost, answered by a fail function for a commit, lets the
+// commit reach the wrapped catalog and land, then answers with it: a
+// response lost on its way back.
+var ErrResponseLost = errors.New("injected: read tcp 127.0.0.1:5432: connection reset by peer (the commit landed)")
 
 // ErrDown is what Down answers: the catalog cannot be reached.
 var ErrDown = errors.New("injected: dial tcp 127.0.0.1:5432: connect: connection refused")
