@@ -57,7 +57,6 @@ func (t *tablePass) compact(ctx context.Context, s *Summary) error {
 		errs       []error
 		batch      []written
 		batchBytes int64
-		landed     bool // a commit of this pass landed after the listing
 	)
 	for gi, g := range groups {
 		bins := packBins(g.files, t.cfg.TargetFileBytes)
@@ -88,7 +87,6 @@ func (t *tablePass) compact(ctx context.Context, s *Summary) error {
 			// Partial progress: what is written so far lands now, so
 			// that a crash of a long pass loses at most this much.
 			errs = append(errs, t.commitGroups(ctx, batch, nil, s))
-			landed = landed || t.committed
 			batch, batchBytes = nil, 0
 		}
 	}
@@ -101,7 +99,7 @@ func (t *tablePass) compact(ctx context.Context, s *Summary) error {
 			OlderThan: func(ctx context.Context, tbl *table.Table, reloaded bool) (time.Duration, error) {
 				// After a commit of this pass, the table it left is
 				// later than the listing: list again.
-				return t.expiryAge(ctx, tbl, reloaded || landed)
+				return t.expiryAge(ctx, tbl, reloaded || t.committed)
 			}}
 	}
 	errs = append(errs, t.commitGroups(ctx, batch, expiry, s))

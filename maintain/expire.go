@@ -25,13 +25,12 @@ import (
 // compaction loaded before its listing; a state reloaded after a lost
 // race gets a listing of its own.
 func (t *tablePass) expiryAge(ctx context.Context, tbl *table.Table, reloaded bool) (time.Duration, error) {
-	pending := t.pending
-	if reloaded || pending == nil {
-		p, err := listPending(ctx, t.cfg.Store)
-		if err != nil {
-			return 0, err
-		}
-		t.pending, pending = p, p
+	if reloaded {
+		t.pending = nil // list again (pendingFiles)
+	}
+	pending, err := t.pendingFiles(ctx)
+	if err != nil {
+		return 0, err
 	}
 	olderThan := t.cfg.ExpireAfter
 	if oldest, ok, err := t.oldestPendingSnapshot(ctx, tbl, pending); err != nil {

@@ -213,7 +213,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	cfg = cfg.withDefaults()
 	start := time.Now()
-	names := cfg.Tables
+	names := slices.Clone(cfg.Tables) // sorted below: the caller's stays as it is
 	if len(names) == 0 {
 		reg, err := lakeview.ReadRegistry(ctx, cfg.Store)
 		if err != nil {
@@ -234,7 +234,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	g.SetLimit(cfg.Concurrency)
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
+			mu.Lock() // the passes started append to errs too
 			errs = append(errs, err)
+			mu.Unlock()
 			break
 		}
 		g.Go(func() error {

@@ -97,17 +97,15 @@ func (t *tablePass) writeBin(ctx context.Context, g *group, bin []smallFile, key
 	if err != nil {
 		return tables.DataFile{}, 0, fmt.Errorf("encode %s: %w", key, err)
 	}
-	r, err := file.NewParquetReader(bytes.NewReader(res.Data))
+	footer, err := tables.Footer(res.Data)
 	if err != nil {
-		return tables.DataFile{}, 0, fmt.Errorf("read back the footer of %s: %w", key, err)
+		return tables.DataFile{}, 0, fmt.Errorf("%s: %w", key, err)
 	}
-	footer := r.MetaData()
-	r.Close()
 	if err := t.cfg.Store.Put(ctx, key, res.Data); err != nil {
 		return tables.DataFile{}, 0, fmt.Errorf("upload %s: %w", key, err)
 	}
 	return tables.DataFile{Table: in.table, Version: g.version, Location: t.cfg.Store.String() + "/" + key,
-		SizeBytes: int64(len(res.Data)), Footer: footer}, rec.NumRows(), nil
+		SizeBytes: int64(len(res.Data)), Footer: footer, NaNs: tables.NaNs(res.Columns)}, rec.NumRows(), nil
 }
 
 // readFile adds a file's record batches, schema and source ranges to in.

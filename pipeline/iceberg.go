@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -115,16 +114,11 @@ func sameNullability(annotated, f arrow.Field) arrow.Field {
 
 // noteFile keeps an encoded file's footer until its round is published.
 func (t *icebergTables) noteFile(f *writer.File) error {
-	md, err := footerOf(f.Data)
+	md, err := tables.Footer(f.Data)
 	if err != nil {
 		return fmt.Errorf("file %s: %w", f.Key, err)
 	}
-	nans := map[int]int64{}
-	for _, c := range f.Columns {
-		if c.FieldID >= 0 && c.NaNs > 0 {
-			nans[int(c.FieldID)] += c.NaNs
-		}
-	}
+	nans := tables.NaNs(f.Columns)
 	t.mu.Lock()
 	t.footers[f.Key] = keptFooter{md: md, nans: nans}
 	t.mu.Unlock()
@@ -137,23 +131,6 @@ func (t *icebergTables) noteFile(f *writer.File) error {
 type keptFooter struct {
 	md   *metadata.FileMetaData
 	nans map[int]int64 // by field ID; a column it lacks has none
-}
-
-// footerOf parses the footer at the end of a Parquet file's bytes.
-func footerOf(data []byte) (*metadata.FileMetaData, error) {
-	const tail = 8 // footer length, then "PAR1"
-	if len(data) < tail+4 || string(data[len(data)-4:]) != "PAR1" {
-		return nil, fmt.Errorf("not a Parquet file (%d bytes): no footer to take its statistics from", len(data))
-	}
-	n := int(binary.LittleEndian.Uint32(data[len(data)-tail:]))
-	if n <= 0 || n > len(data)-tail-4 {
-		return nil, fmt.Errorf("parquet footer length %d does not fit the file's %d bytes", n, len(data))
-	}
-	md, err := metadata.NewFileMetaData(data[len(data)-tail-n:len(data)-tail], nil)
-	if err != nil {
-		return nil, fmt.Errorf("parse the parquet footer: %w", err)
-	}
-	return md, nil
 }
 
 // Publish commits the round's data files, one snapshot per table.

@@ -3,6 +3,7 @@ package tables
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -149,4 +150,14 @@ func nanCounts(cols []parquetenc.ColumnStats) map[int]int64 {
 		}
 	}
 	return out
+}
+
+// TestNaNsByFieldID: the encoder's NaN counts are summed per field ID
+// (a field's leaves, or its chunks, may come as several columns); a
+// column without a field ID or without NaN adds nothing.
+func TestNaNsByFieldID(t *testing.T) {
+	got := NaNs([]parquetenc.ColumnStats{{FieldID: 3, NaNs: 2}, {FieldID: 3, NaNs: 1}, {FieldID: 4}, {FieldID: -1, NaNs: 5}, {FieldID: 7, NaNs: 4}})
+	if fmt.Sprint(got) != "map[3:3 7:4]" {
+		t.Errorf("NaNs = %v, want map[3:3 7:4]", got)
+	}
 }

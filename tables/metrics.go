@@ -1,11 +1,13 @@
 package tables
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
+	"github.com/lakehouse-exporter/lakehouse-exporter/parquetenc"
 )
 
 // chunkMetrics are a file's column metrics added up over every row group
@@ -172,4 +174,34 @@ func partitionLogicalTypes(spec iceberg.PartitionSpec, sc *iceberg.Schema) map[i
 		}
 	}
 	return out
+}
+
+// Footer parses the footer at the end of an encoded Parquet file's
+// bytes, for the file's DataFile.
+func Footer(data []byte) (*metadata.FileMetaData, error) {
+	const tail = 8 // footer length, then "PAR1"
+	if len(data) < tail+4 || string(data[len(data)-4:]) != "PAR1" {
+		return nil, fmt.Errorf("not a Parquet file (%d bytes): no footer to take its statistics from", len(data))
+	}
+	n := int(binary.LittleEndian.Uint32(data[len(data)-tail:]))
+	if n <= 0 || n > len(data)-tail-4 {
+		return nil, fmt.Errorf("parquet footer length %d does not fit the file's %d bytes", n, len(data))
+	}
+	md, err := metadata.NewFileMetaData(data[len(data)-tail-n:len(data)-tail], nil)
+	if err != nil {
+		return nil, fmt.Errorf("parse the parquet footer: %w", err)
+	}
+	return md, nil
+}
+
+// NaNs is a file's NaN count per field ID, as DataFile.NaNs takes it,
+// from the encoder's column statistics (a Parquet footer has none).
+func NaNs(cols []parquetenc.ColumnStats) map[int]int64 {
+	nans := map[int]int64{}
+	for _, c := range cols {
+		if c.FieldID >= 0 && c.NaNs > 0 {
+			nans[int(c.FieldID)] += c.NaNs
+		}
+	}
+	return nans
 }
