@@ -187,8 +187,12 @@ func (r *runCmd) scheduleMaintenance(ctx context.Context, cfg pipeline.Config, l
 			return
 		}
 		defer pub.Close()
+		var obs maintain.Observer
+		if m, ok := cfg.Observer.(*metrics.Metrics); ok { // --metrics-addr: the exporter_maintain_* series too
+			obs = maintainObserver{m}
+		}
 		sum, err := maintain.Run(ctx, maintain.Config{Store: st, Publisher: pub, Encoder: enc,
-			ExpireAfter: 168 * time.Hour, KeepSnapshots: 10, Logger: log})
+			ExpireAfter: 168 * time.Hour, KeepSnapshots: 10, Logger: log, Observer: obs})
 		if err != nil {
 			log.Error("maintenance pass failed; the next tick tries again", "error", err, "summary", sum.String())
 			return

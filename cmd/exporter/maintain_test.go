@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,13 +145,34 @@ func TestMaintainScheduleInRun(t *testing.T) {
 	defer cancel()
 	var out, errb syncbuf.Buffer
 	done := make(chan int, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
 	go func() {
 		done <- runContext(ctx, append([]string{"run", "--source", "file:../../testdata/goldengate/sample.jsonl", "--sink", "file://" + sink,
-			"--file-max-rows", "1", "--schedule", "*/1 * * * * *", "--maintain-schedule", "*/1 * * * * *"}, cat...), strings.NewReader(""), &out, &errb)
+			"--file-max-rows", "1", "--schedule", "*/1 * * * * *", "--maintain-schedule", "*/1 * * * * *", "--metrics-addr", addr}, cat...), strings.NewReader(""), &out, &errb)
 	}()
 	waitUntil(t, func() bool {
 		fs, _ := filepath.Glob(filepath.Join(sink, "*", "*", "*", "compact-*.parquet"))
 		return len(fs) > 0
+	})
+	// The passes in the exporter's process feed its /metrics.
+	waitUntil(t, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(line, "exporter_maintain_files_rewritten_total{") && !strings.HasSuffix(line, " 0") {
+				return true
+			}
+		}
+		return false
 	})
 	cancel()
 	select {
