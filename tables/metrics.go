@@ -37,10 +37,7 @@ func footerMetrics(md *metadata.FileMetaData) chunkMetrics {
 			}
 			m.sizes[id] += cc.TotalCompressedSize()
 			m.values[id] += cc.NumValues()
-			var st metadata.TypedStatistics
-			if set, err := cc.StatsSet(); err == nil && set {
-				st, _ = cc.Statistics()
-			}
+			st, _ := cc.Statistics() // nil when the chunk has none, or none to trust
 			if st == nil || !st.HasNullCount() {
 				m.unbounded[id], noNulls[id] = true, true
 				continue
