@@ -256,6 +256,11 @@ func sortedRecord(ctx context.Context, mem memory.Allocator, in *binInput) (arro
 	}
 	in.release()
 	order := rowOrder(sc, cols, int(rows))
+	if slices.IsSortedFunc(order, cmp.Compare[int64]) {
+		// Already in order (the files of one source partition, read in
+		// offset order): no copy to make.
+		return array.NewRecordBatch(sc, cols, rows), nil // retains cols; the deferred release drops ours
+	}
 	bld := array.NewInt64Builder(mem)
 	bld.AppendValues(order, nil)
 	idx := bld.NewArray()
