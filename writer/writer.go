@@ -81,32 +81,9 @@ type Writer struct {
 
 // New validates cfg and returns a Writer.
 func New(cfg Config) (*Writer, error) {
-	codec, err := ParseCompression(cfg.Compression)
+	codec, err := cfg.encoding()
 	if err != nil {
 		return nil, err
-	}
-	if err := CheckCompressionLevel(cfg.Compression, cfg.CompressionLevel); err != nil {
-		return nil, err
-	}
-	if cfg.CompressionLevel == 0 {
-		cfg.CompressionLevel = compress.DefaultCompressionLevel
-		if codec == compress.Codecs.Zstd {
-			cfg.CompressionLevel = 1
-		}
-	}
-	switch cfg.Encoder {
-	case "":
-		cfg.Encoder = EncoderLean
-	case EncoderLean, EncoderArrow:
-	default:
-		return nil, fmt.Errorf("unknown Parquet encoder %q (want lean or arrow)", cfg.Encoder)
-	}
-	switch cfg.IntEncoding {
-	case "":
-		cfg.IntEncoding = IntEncodingDelta
-	case IntEncodingDelta, IntEncodingPlain:
-	default:
-		return nil, fmt.Errorf("unknown integer encoding %q (want delta or plain)", cfg.IntEncoding)
 	}
 	if cfg.MaxRows <= 0 {
 		cfg.MaxRows = 1_000_000
@@ -120,9 +97,6 @@ func New(cfg Config) (*Writer, error) {
 	if cfg.MaxAge <= 0 {
 		cfg.MaxAge = 5 * time.Minute
 	}
-	if cfg.RowGroupRows <= 0 {
-		cfg.RowGroupRows = 128 * 1024
-	}
 	if cfg.Granularity == 0 {
 		cfg.Granularity = partition.Daily
 	}
@@ -132,7 +106,63 @@ func New(cfg Config) (*Writer, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	enc, err := parquetenc.New(parquetenc.Options{
+	enc, err := newEncoder(cfg, codec)
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{cfg: cfg, codec: codec, enc: enc, buffers: map[Key]*buffer{}, converters: map[*arrowschema.Version]*converterPair{}}, nil
+}
+
+// NewEncoder returns the Parquet encoder of cfg's encoding settings
+// (Compression, CompressionLevel, RowGroupRows, IntEncoding, Encoder,
+// Allocator, Logger, EncoderObserver) as New makes it: files written by
+// other jobs, such as compaction, are then encoded and stamped as the
+// exporter's own.
+func NewEncoder(cfg Config) (*parquetenc.Encoder, error) {
+	codec, err := cfg.encoding()
+	if err != nil {
+		return nil, err
+	}
+	return newEncoder(cfg, codec)
+}
+
+// encoding validates the encoding settings and fills in their defaults.
+func (cfg *Config) encoding() (compress.Compression, error) {
+	codec, err := ParseCompression(cfg.Compression)
+	if err != nil {
+		return 0, err
+	}
+	if err := CheckCompressionLevel(cfg.Compression, cfg.CompressionLevel); err != nil {
+		return 0, err
+	}
+	if cfg.CompressionLevel == 0 {
+		cfg.CompressionLevel = compress.DefaultCompressionLevel
+		if codec == compress.Codecs.Zstd {
+			cfg.CompressionLevel = 1
+		}
+	}
+	switch cfg.Encoder {
+	case "":
+		cfg.Encoder = EncoderLean
+	case EncoderLean, EncoderArrow:
+	default:
+		return 0, fmt.Errorf("unknown Parquet encoder %q (want lean or arrow)", cfg.Encoder)
+	}
+	switch cfg.IntEncoding {
+	case "":
+		cfg.IntEncoding = IntEncodingDelta
+	case IntEncodingDelta, IntEncodingPlain:
+	default:
+		return 0, fmt.Errorf("unknown integer encoding %q (want delta or plain)", cfg.IntEncoding)
+	}
+	if cfg.RowGroupRows <= 0 {
+		cfg.RowGroupRows = 128 * 1024
+	}
+	return codec, nil
+}
+
+func newEncoder(cfg Config, codec compress.Compression) (*parquetenc.Encoder, error) {
+	return parquetenc.New(parquetenc.Options{
 		Compression:      codec,
 		CompressionLevel: cfg.CompressionLevel,
 		RowGroupRows:     cfg.RowGroupRows,
@@ -143,10 +173,6 @@ func New(cfg Config) (*Writer, error) {
 		Logger:           cfg.Logger,
 		Observer:         cfg.EncoderObserver,
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Writer{cfg: cfg, codec: codec, enc: enc, buffers: map[Key]*buffer{}, converters: map[*arrowschema.Version]*converterPair{}}, nil
 }
 
 // BufferedBytes is an estimate of the bytes held in open buffers.

@@ -10,10 +10,8 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/lakehouse-exporter/lakehouse-exporter/maintain"
 	"github.com/lakehouse-exporter/lakehouse-exporter/metrics"
-	"github.com/lakehouse-exporter/lakehouse-exporter/parquetenc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
@@ -85,10 +83,8 @@ func (o maintainObserver) TableMaintained(table string, s maintain.Summary) {
 }
 
 func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger, obs maintain.Observer) (maintain.Summary, error) {
-	codec, err := writer.ParseCompression(c.Compression)
-	if err == nil {
-		err = writer.CheckCompressionLevel(c.Compression, c.CompressionLevel)
-	}
+	enc, err := writer.NewEncoder(writer.Config{Compression: c.Compression, CompressionLevel: c.CompressionLevel,
+		RowGroupRows: c.RowGroupRows, IntEncoding: c.IntEncoding, Encoder: c.ParquetEncoder, Logger: logger})
 	if err != nil {
 		return maintain.Summary{}, err
 	}
@@ -105,10 +101,6 @@ func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger, obs maintai
 		return maintain.Summary{}, fmt.Errorf("open the Iceberg catalog: %w", err)
 	}
 	defer pub.Close()
-	enc, err := newEncoder(codec, c.Compression, c.CompressionLevel, c.RowGroupRows, c.IntEncoding, c.ParquetEncoder, logger)
-	if err != nil {
-		return maintain.Summary{}, err
-	}
 	orphanAge := c.OrphanAge
 	if orphanAge == 0 {
 		orphanAge = -1
@@ -138,16 +130,6 @@ func paceCollector(concurrency int, targetFileBytes int64) {
 	debug.SetMemoryLimit(max(1<<30, int64(max(concurrency, 1))*targetFileBytes*8))
 }
 
-// newEncoder is the Parquet encoder of compacted files, with the settings
-// the exporter's writer takes.
-func newEncoder(codec compress.Compression, name string, level int, rowGroupRows int64, intEncoding, encoder string, logger *slog.Logger) (*parquetenc.Encoder, error) {
-	if level == 0 && name == "zstd" {
-		level = 1 // as the writer's default
-	}
-	return parquetenc.New(parquetenc.Options{Compression: codec, CompressionLevel: level, RowGroupRows: rowGroupRows,
-		PlainInts: intEncoding == writer.IntEncodingPlain, PqarrowOnly: encoder == writer.EncoderArrow, Logger: logger})
-}
-
 // scheduleMaintenance runs a maintenance pass with exporter maintain's
 // defaults on each tick of --maintain-schedule, until ctx ends; stop
 // waits for a running pass.
@@ -167,11 +149,8 @@ func (r *runCmd) scheduleMaintenance(ctx context.Context, cfg pipeline.Config, l
 	if err != nil {
 		return nil, err
 	}
-	codec, err := writer.ParseCompression(r.Compression)
-	if err != nil {
-		return nil, err
-	}
-	enc, err := newEncoder(codec, r.Compression, r.CompressionLevel, r.RowGroupRows, r.IntEncoding, r.ParquetEncoder, logger)
+	enc, err := writer.NewEncoder(writer.Config{Compression: r.Compression, CompressionLevel: r.CompressionLevel,
+		RowGroupRows: r.RowGroupRows, IntEncoding: r.IntEncoding, Encoder: r.ParquetEncoder, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/syncbuf"
 )
 
@@ -82,6 +84,30 @@ func TestMaintainPassAndMetrics(t *testing.T) {
 	if sum != rewritten {
 		t.Errorf("the metrics count %d files rewritten, the summary %d:\n%s", sum, rewritten, prom)
 	}
+	// Compacted files are encoded and stamped as the exporter's own.
+	exported := createdBy(t, before[0])
+	compacted := 0
+	for _, f := range files() {
+		if !slices.Contains(before, f) {
+			compacted++
+			if got := createdBy(t, f); got != exported {
+				t.Errorf("compacted file %s: created_by %q, the exporter's files %q", f, got, exported)
+			}
+		}
+	}
+	if compacted == 0 {
+		t.Error("no compacted file in the table folders")
+	}
+}
+
+func createdBy(t *testing.T, path string) string {
+	t.Helper()
+	rd, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	return rd.MetaData().GetCreatedBy()
 }
 
 // TestRebuildAfterCompactionResumesExactlyOnce: after a maintenance pass
