@@ -3,6 +3,7 @@ package maintain_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/lakehouse-exporter/lakehouse-exporter/maintain"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
 
 // TestCompactionKeepsEveryRow: the sample (schema versions, a partial
@@ -130,5 +132,47 @@ func checkCompacted(t *testing.T, path string) {
 			}
 			prev = ts.Value(i)
 		}
+	}
+}
+
+// TestCompactedFilesCountNaNs: the manifest entry of a compacted file
+// counts the NaNs of a float column (the footer's statistics do not hold
+// them), so engines that prune on column metrics still find those rows.
+func TestCompactedFilesCountNaNs(t *testing.T) {
+	l := newLake(t)
+	var in strings.Builder
+	in.WriteString(`{"$schema":"http://json-schema.org/draft-04/schema#","id":"S.F","title":"S.F","type":"object","definitions":{"row":{"type":"object","properties":{"ID":{"type":"integer"},"X":{"type":["number","null"]}}}},"properties":{"qual_table":{"type":"string"},"op_type":{"type":"string"},"op_ts":{"type":"string"},"xid":{"type":"string"},"pos":{"type":"string"},"before":{"$ref":"#/definitions/row"},"after":{"$ref":"#/definitions/row"}},"required":["qual_table","op_type"],"additionalProperties":false}` + "\n")
+	in.WriteString(`{"op_type":"OBJECT_METADATA","qual_table":"S.F","columns":{"ID":{"type":"integer","null":false,"key":true},"X":{"type":"number","null":true,"key":false}}}` + "\n")
+	values := []string{`"NaN"`, `1.5`, `"NaN"`, `null`, `-2`, `"NaN"`}
+	for i, v := range values {
+		fmt.Fprintf(&in, `{"qual_table":"S.F","op_type":"INSERT","op_ts":"2026-07-13T04:01:%02d.000000Z","xid":"x%d","pos":"%020d","after":{"ID":%d,"X":%s}}`+"\n", i, i, i, i, v)
+	}
+	path := filepath.Join(t.TempDir(), "nan.jsonl")
+	if err := os.WriteFile(path, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.export(t, 1, path)
+	p := l.open(t)
+	if sum, err := maintain.Run(context.Background(), l.config(t, p)); err != nil || sum.FilesWritten != 1 || sum.FilesRewritten != len(values) {
+		t.Fatalf("pass: %+v, %v: want the %d files compacted into one", sum, err, len(values))
+	}
+	tbl, err := p.LoadTable(context.Background(), "S.F")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := tables.LiveFiles(context.Background(), tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	field, ok := tbl.Schema().FindFieldByName("X")
+	if len(live) != 1 || !ok {
+		t.Fatalf("%d live files, column X found: %v", len(live), ok)
+	}
+	df := live[0].File
+	if got, ok := df.NaNValueCounts()[field.ID]; !ok || got != 3 {
+		t.Errorf("compacted file %s: NaN count of X %d (given: %v), want 3", df.FilePath(), got, ok)
+	}
+	if got := df.NullValueCounts()[field.ID]; got != 1 {
+		t.Errorf("compacted file %s: null count of X %d, want 1", df.FilePath(), got)
 	}
 }
