@@ -299,9 +299,33 @@ func ListIntents(ctx context.Context, s Store, partition string) ([]Intent, erro
 	if err != nil {
 		return nil, fmt.Errorf("list intents of %s: %w", partition, err)
 	}
+	return readIntents(ctx, s, keys, func(k string) string { return k[len(pfx):] })
+}
+
+// ListAllIntents reads the pending intents of every source partition,
+// through one listing: what the jobs beside the exporter (maintenance)
+// must leave alone. An intent removed while it is listed is left out.
+func ListAllIntents(ctx context.Context, s Store) ([]Intent, error) {
+	pfx := prefix + "intents/"
+	keys, err := s.List(ctx, pfx)
+	if err != nil {
+		return nil, fmt.Errorf("list the pending intents: %w", err)
+	}
+	return readIntents(ctx, s, keys, func(k string) string {
+		rest := k[len(pfx):]
+		if i := strings.LastIndexByte(rest, '/'); i > 0 {
+			return rest[i+1:]
+		}
+		return "" // not in a partition's folder: not ours
+	})
+}
+
+// readIntents reads the intents among keys; name gives a key's object
+// name within its partition's folder.
+func readIntents(ctx context.Context, s Store, keys []string, name func(key string) string) ([]Intent, error) {
 	var out []Intent
 	for _, k := range keys {
-		if _, err := strconv.ParseInt(strings.SplitN(k[len(pfx):], "-", 2)[0], 10, 64); err != nil {
+		if _, err := strconv.ParseInt(strings.SplitN(name(k), "-", 2)[0], 10, 64); err != nil {
 			continue // not ours
 		}
 		data, err := s.Get(ctx, k)

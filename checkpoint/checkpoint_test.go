@@ -359,3 +359,51 @@ func dataFile(st Store, name string) string {
 	st.Put(context.Background(), k, []byte("x"))
 	return k
 }
+
+// TestListAllIntents: one listing finds every partition's pending
+// intents, each with its files, and leaves out what is not an intent.
+func TestListAllIntents(t *testing.T) {
+	ctx := context.Background()
+	st, _ := store.NewLocal(t.TempDir())
+	want := map[string]string{} // file → partition
+	for _, w := range []struct {
+		partition string
+		first     int64
+		files     []string
+	}{
+		{"orders-0", 5, []string{"T/a.parquet"}},
+		{"orders-0", 9, []string{"T/b.parquet", "T/c.parquet"}},
+		{"orders-1", 2, []string{"U/d.parquet"}},
+	} {
+		if _, err := WriteIntent(ctx, st, w.partition, w.first, w.files, ""); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range w.files {
+			want[f] = w.partition
+		}
+	}
+	if err := st.Put(ctx, "_checkpoints/intents/orders-1/notes.txt", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, "_checkpoints/intents/stray.json", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	all, err := ListAllIntents(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, in := range all {
+		for _, f := range in.Files {
+			got[f] = in.Key
+		}
+	}
+	if len(all) != 3 || len(got) != len(want) {
+		t.Fatalf("%d intents naming %v, want 3 naming %v", len(all), got, want)
+	}
+	for f, p := range want {
+		if !strings.Contains(got[f], "/"+p+"/") {
+			t.Errorf("%s: named by %q, want an intent of %s", f, got[f], p)
+		}
+	}
+}

@@ -5,16 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
 )
-
-// intentsPrefix is where the commit protocol keeps its intents, one
-// folder per source partition (checkpoint.IntentKey).
-const intentsPrefix = "_checkpoints/intents/"
 
 // pendingFiles is the set of keys the pending intents of every source
 // partition name: files uploaded, or about to be, whose round is not
@@ -40,27 +34,14 @@ func (t *tablePass) pendingFiles(ctx context.Context) (map[string]bool, error) {
 }
 
 func listPending(ctx context.Context, st Store) (map[string]bool, error) {
-	keys, err := st.List(ctx, intentsPrefix)
+	intents, err := checkpoint.ListAllIntents(ctx, st)
 	if err != nil {
-		return nil, fmt.Errorf("list the pending intents: %w", err)
-	}
-	partitions := map[string]bool{}
-	for _, k := range keys {
-		rest := strings.TrimPrefix(k, intentsPrefix)
-		if i := strings.LastIndexByte(rest, '/'); i > 0 {
-			partitions[rest[:i]] = true
-		}
+		return nil, err
 	}
 	out := map[string]bool{}
-	for p := range partitions {
-		intents, err := checkpoint.ListIntents(ctx, st, p)
-		if err != nil {
-			return nil, err
-		}
-		for _, in := range intents {
-			for _, f := range in.Files {
-				out[f] = true
-			}
+	for _, in := range intents {
+		for _, f := range in.Files {
+			out[f] = true
 		}
 	}
 	return out, nil
