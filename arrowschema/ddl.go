@@ -542,8 +542,8 @@ func SQLTypeOf(sqlType string) (t Type, primitive string, ok bool) {
 	name, args := splitType(strings.ToUpper(sqlType))
 	switch name {
 	case "NUMBER", "NUMERIC", "DECIMAL", "DEC":
-		if len(args) == 0 {
-			return Type{}, "number", false
+		if len(args) == 0 || (len(args) == 1 && args[0] == "*") {
+			return Type{}, "number", false // floating point, any scale
 		}
 		p, errP := strconv.Atoi(args[0])
 		if args[0] == "*" {

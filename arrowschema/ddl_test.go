@@ -313,6 +313,7 @@ func TestSQLTypeOf(t *testing.T) {
 func TestSQLTypeOfNotPrecise(t *testing.T) {
 	cases := map[string]string{
 		"NUMBER":        "number", // bare NUMBER says no more than the metadata
+		"NUMBER(*)":     "number", // Oracle's NUMBER(*) is a bare NUMBER; only (*,s) fixes a scale
 		"NUMBER(40)":    "number", // wider than Decimal128
 		"NUMBER(10,-2)": "number",
 		"NUMBER(x)":     "number",

@@ -136,7 +136,7 @@ type ggTop struct {
 	beforeIx, afterIx                           int // in jsonIndex.top, -1 when absent
 	hasQual, hasOpType, hasOpTS, hasXID, hasPos bool
 	beforeType, afterType                       jsonparser.ValueType
-	opTSType                                    jsonparser.ValueType
+	opTSType, xidType, posType                  jsonparser.ValueType
 	columns, ddl, data                          []byte
 	dataType                                    jsonparser.ValueType
 	hasColumns, hasDDL, hasData                 bool
@@ -186,9 +186,9 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 		case n.OpTS:
 			t.opTS, t.opTSType, t.hasOpTS = value, vt, vt != jsonparser.Null
 		case n.XID:
-			t.xid, t.hasXID = value, vt != jsonparser.Null
+			t.xid, t.xidType, t.hasXID = value, vt, vt != jsonparser.Null
 		case n.Pos:
-			t.pos, t.hasPos = value, vt != jsonparser.Null
+			t.pos, t.posType, t.hasPos = value, vt, vt != jsonparser.Null
 		case n.Before:
 			t.beforeType, t.beforeIx = vt, k
 		case n.After:
@@ -407,6 +407,14 @@ func (d *GoldenGate) meta(t *ggTop, rec *Record, required bool) error {
 	} else if required {
 		return Rejectf(ReasonBadOpTS, "record has no %s", n.OpTS)
 	}
+	// A string by the format; numbers (and booleans) keep their text,
+	// but an object or array is no identifier or position.
+	if compound(t.xidType) {
+		return Rejectf(ReasonMalformedJSON, "%s is an %s, want a string", n.XID, t.xidType)
+	}
+	if compound(t.posType) {
+		return Rejectf(ReasonMalformedJSON, "%s is an %s, want a string", n.Pos, t.posType)
+	}
 	text := scalarText
 	if rec.Class == ClassDML {
 		text = scalarView
@@ -418,6 +426,10 @@ func (d *GoldenGate) meta(t *ggTop, rec *Record, required bool) error {
 		rec.Pos, rec.HasPos = text(t.pos), true
 	}
 	return nil
+}
+
+func compound(vt jsonparser.ValueType) bool {
+	return vt == jsonparser.Object || vt == jsonparser.Array
 }
 
 // scalarText returns a scalar as text: strings unescaped, numbers verbatim.

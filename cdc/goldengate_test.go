@@ -944,6 +944,9 @@ func TestDecodeRejects(t *testing.T) {
 		{"bad escape", `{"op_type":"STREAM_METADATA","x":"\q"}`, cdc.ReasonMalformedJSON},
 		{"raw control char in string", "{\"op_type\":\"STREAM_METADATA\",\"x\":\"a\x01b\"}", cdc.ReasonMalformedJSON},
 		{"NaN", `{"qual_table":"S.T","op_type":"INSERT",` + ts + `,"after":{"A":NaN}}`, cdc.ReasonMalformedJSON},
+		{"xid an object", `{"qual_table":"S.T","op_type":"INSERT",` + ts + `,"xid":{"a":1},"after":{"A":1}}`, cdc.ReasonMalformedJSON},
+		{"pos an array", `{"qual_table":"S.T","op_type":"INSERT",` + ts + `,"pos":[1,2],"after":{"A":1}}`, cdc.ReasonMalformedJSON},
+		{"DDL pos an object", `{"op_type":"DDL","qual_table":"S.T",` + ts + `,"pos":{},"ddl":{"statement":"ALTER TABLE S.T ADD B NUMBER"}}`, cdc.ReasonMalformedJSON},
 
 		{"array", `[{"op_type":"INSERT"}]`, cdc.ReasonMalformedJSON},
 		{"string", `"INSERT"`, cdc.ReasonMalformedJSON},
