@@ -43,8 +43,8 @@ func (t *tablePass) removeOrphans(ctx context.Context, s *Summary) error {
 	for _, o := range plan.OrphanFiles() {
 		o.Path = fileURL(o.Path)
 		key, ok := keyOf(o.Path, base)
-		if !ok || pending[key] || !strings.HasSuffix(key, ".parquet") {
-			continue
+		if !ok || !strings.HasPrefix(key, seg+"/") || pending[key] || !strings.HasSuffix(key, ".parquet") {
+			continue // not a data file of this table's folders, or one in flight
 		}
 		if _, ok := folderVersion(key); !ok {
 			continue

@@ -11,6 +11,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
@@ -276,12 +277,16 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 // files could be neither written, published nor recovered, and a failed
 // round would stop the run and every later one.
 func (r *runner) checkTableName(table string) *cdc.RejectError {
-	if _, err := partition.TableSegment(table); err != nil {
+	seg, err := partition.TableSegment(table)
+	if err != nil {
 		return cdc.Rejectf(cdc.ReasonBadTableName, "%v", err)
 	}
 	if r.ice != nil {
 		if _, err := r.ice.pub.Identifier(table); err != nil {
 			return cdc.Rejectf(cdc.ReasonBadTableName, "no Iceberg table name: %v", err)
+		}
+		if err := tables.CheckDataFolder(r.cfg.Store.String(), seg); err != nil {
+			return cdc.Rejectf(cdc.ReasonBadTableName, "table %q cannot be an Iceberg table here: %v", table, err)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -240,6 +241,36 @@ func TestTableWithoutIcebergNameIsDeadLettered(t *testing.T) {
 	}
 	if got := readTables(t, cfg, lake)["SALES.ORDERS"]; got.rows != 6 {
 		t.Errorf("SALES.ORDERS: %d rows through the catalog, want 6", got.rows)
+	}
+}
+
+// TestNamesReadAsOtherPathsAreDeadLettered: with a catalog, a table
+// whose locations Iceberg readers would take for another path goes to
+// the dead letters as a bad table name: a '#' (read as the start of a
+// fragment: "SALES.ORDERS#ARCH" was read, and its orphans planned, in the
+// folder of SALES.ORDERS), and on a local sink a name whose folder holds
+// an escape (iceberg-go decodes %20). SALES.ORDERS is published whole.
+func TestNamesReadAsOtherPathsAreDeadLettered(t *testing.T) {
+	dir := t.TempDir()
+	lake := filepath.Join(dir, "lake")
+	var in strings.Builder
+	for _, name := range []string{"SALES.ORDERS#ARCH", "SALES.ORDER ITEMS", "SALES.ÄNDERUNG"} {
+		fmt.Fprintf(&in, `{"op_type":"OBJECT_METADATA","qual_table":%q,"columns":{"ID":{"type":"number","null":false,"key":true}}}
+{"qual_table":%q,"op_type":"INSERT","op_ts":"2026-07-13T04:01:01Z","pos":"1","after":{"ID":1}}
+`, name, name)
+	}
+	path := writeFile(t, dir, "in.jsonl", in.String())
+	cfg := tables.Config{Kind: tables.Hadoop, Warehouse: "file://" + filepath.Join(lake, "_iceberg")}
+	sum, err := export(t, lake, func(c *pipeline.Config) { c.Catalog = &cfg }, path, samplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.RejectedBy[cdc.ReasonBadTableName] != 6 {
+		t.Errorf("rejected %v, want the 6 records of the three tables as %s", sum.RejectedBy, cdc.ReasonBadTableName)
+	}
+	got := readTables(t, cfg, lake)
+	if got["SALES.ORDERS"].rows != 6 || len(got) != 2 {
+		t.Errorf("tables through the catalog %v: want SALES.ORDERS with 6 rows and HR.EMPLOYEES", got)
 	}
 }
 

@@ -286,6 +286,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		if o, ok := cfg.Observer.(tables.Observer); ok && tcfg.Observer == nil {
 			tcfg.Observer = o // an observer that counts commits (metrics.Metrics)
 		}
+		if err := tables.CheckLocation(cfg.Store.String()); err != nil {
+			return Summary{}, fmt.Errorf("the sink: %w", err)
+		}
 		pub, err := tables.Open(ctx, tcfg, cfg.Logger)
 		if err != nil {
 			return Summary{}, fmt.Errorf("open the Iceberg catalog: %w", err)

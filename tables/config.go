@@ -144,6 +144,11 @@ func (c Config) Validate() error {
 			problems = append(problems, "catalog-warehouse: "+err.Error())
 		}
 	}
+	if strings.Contains(c.Warehouse, "://") {
+		if err := CheckLocation(c.Warehouse); err != nil {
+			problems = append(problems, "catalog-warehouse: "+err.Error())
+		}
+	}
 	switch c.Partitioning {
 	case "", ByDay, ByHour, Unpartitioned:
 	default:

@@ -53,6 +53,12 @@ func sourceSchema(version int) *arrow.Schema {
 // the writer's memory.
 func writeFile(t *testing.T, dir, name string, sc *arrow.Schema, version int, ids []int64, times []time.Time, firstOffset int64) DataFile {
 	t.Helper()
+	return writeFileWith(t, parquet.NewWriterProperties(parquet.WithStats(true)), dir, name, sc, version, ids, times, firstOffset)
+}
+
+// writeFileWith is writeFile with the Parquet writer's properties given.
+func writeFileWith(t *testing.T, props *parquet.WriterProperties, dir, name string, sc *arrow.Schema, version int, ids []int64, times []time.Time, firstOffset int64) DataFile {
+	t.Helper()
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	for i, id := range ids {
@@ -94,7 +100,7 @@ func writeFile(t *testing.T, dir, name string, sc *arrow.Schema, version int, id
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := pqarrow.NewFileWriter(sc, out, parquet.NewWriterProperties(parquet.WithStats(true)), pqarrow.DefaultWriterProps())
+	w, err := pqarrow.NewFileWriter(sc, out, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,24 +323,33 @@ func scan(t *testing.T, tbl *table.Table, snapshot int64) (rows, amountCents int
 // forever; a table created without the setting gets it with its next
 // round. The log is cut to two entries here (Iceberg's default keeps
 // 100); time travel, which reads snapshots, still reaches every round.
+// ordersTable opens a publisher on cfg (closed when the test ends) and
+// creates SALES.ORDERS with schema version 1.
+func ordersTable(t *testing.T, cfg Config) (*Publisher, Prepared, *table.Table) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	v, err := p.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := p.LoadTable(ctx, "SALES.ORDERS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, v, tbl
+}
+
 func TestOldMetadataFilesAreDeleted(t *testing.T) {
 	for name, mk := range localCatalogs() {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			ctx := context.Background()
-			p, err := Open(ctx, mk(dir), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			v, err := p.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tbl, err := p.LoadTable(ctx, "SALES.ORDERS")
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, v, tbl := ordersTable(t, mk(dir))
 			if got := tbl.Properties()[table.MetadataDeleteAfterCommitEnabledKey]; got != "true" {
 				t.Fatalf("%s = %q on a new table, want true", table.MetadataDeleteAfterCommitEnabledKey, got)
 			}
@@ -359,7 +374,7 @@ func TestOldMetadataFilesAreDeleted(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			tbl, err = p.LoadTable(ctx, "SALES.ORDERS")
+			tbl, err := p.LoadTable(ctx, "SALES.ORDERS")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -74,6 +75,12 @@ func (p *Publisher) Identifier(qualTable string) (table.Identifier, error) {
 	} else if len(parts) < 2 {
 		return nil, fmt.Errorf("table %q has no schema to take the namespace from; set the catalog namespace: %w", qualTable, ErrBadName)
 	}
+	local := strings.HasPrefix(p.cfg.Warehouse, "file:")
+	for _, part := range ident {
+		if why := locationProblem(part, local); why != "" {
+			return nil, fmt.Errorf("table %q: name part %q has %s, and the table's metadata folder is named after it: %w", qualTable, part, why, ErrBadName)
+		}
+	}
 	if p.cfg.Kind == REST && strings.Contains(ident[len(ident)-1], "%") {
 		// iceberg-go (v0.7.0) puts table names into the REST request
 		// paths unescaped: "%41" would name another table, and "%ER"
@@ -82,6 +89,58 @@ func (p *Publisher) Identifier(qualTable string) (table.Identifier, error) {
 		return nil, fmt.Errorf("table %q: a %% in a table name cannot reach a REST catalog: %w", qualTable, ErrBadName)
 	}
 	return ident, nil
+}
+
+// CheckDataFolder refuses, for a catalog, a table whose data folder (its
+// layout segment, partition.TableSegment) in the sink at sinkLocation
+// would give its data files locations that Iceberg readers take for
+// other paths (see locationProblem).
+func CheckDataFolder(sinkLocation, segment string) error {
+	if why := locationProblem(segment, strings.HasPrefix(sinkLocation, "file:")); why != "" {
+		return fmt.Errorf("its folder %q has %s, and its data files' locations would name another path: %w", segment, why, ErrBadName)
+	}
+	return nil
+}
+
+// CheckLocation refuses a folder or bucket prefix (file:///DIR,
+// s3://BUCKET/PREFIX) that Iceberg readers would take for another path
+// in the locations under it (see locationProblem): a sink or warehouse
+// of Iceberg tables.
+func CheckLocation(loc string) error {
+	scheme, rest, _ := strings.Cut(loc, "://")
+	for _, seg := range strings.Split(strings.Trim(rest, "/"), "/") {
+		if why := locationProblem(seg, scheme == "file"); why != "" {
+			return fmt.Errorf("%s cannot hold Iceberg tables: its path segment %q has %s; choose another folder or prefix", loc, seg, why)
+		}
+	}
+	return nil
+}
+
+// locationProblem says why a path segment of an Iceberg location would
+// be read as another path, or "". '#' and '?' end a location's path for
+// the URI parsers of Iceberg's readers (Java's S3FileIO and Hadoop Path,
+// iceberg-go): a table "ORDERS#ARCH" would be read, and its orphans
+// planned, in the folder of "ORDERS". On local storage (file://)
+// iceberg-go reads a location as a URL: it decodes %XX (a folder
+// "ORDER%20ITEMS" read as "ORDER ITEMS") and its file-system catalog
+// writes metadata under an escaped spelling of a name with a space or a
+// non-ASCII letter, so a segment must be what a URL path holds as it is.
+func locationProblem(segment string, local bool) string {
+	if strings.ContainsAny(segment, "#?") {
+		return "a '#' or '?', which URI readers take for the end of a location's path"
+	}
+	if local && (strings.Contains(segment, "%") || !urlHoldsAsIs(segment)) {
+		return "a '%', space or other character that a file:// location cannot hold as it is (iceberg-go reads local locations as URLs); an S3 sink has no such limit"
+	}
+	return ""
+}
+
+// urlHoldsAsIs reports whether a file:// URL reads segment as the path
+// segment it is and writes it back unchanged.
+func urlHoldsAsIs(segment string) bool {
+	loc := "file:///" + segment
+	u, err := url.Parse(loc)
+	return err == nil && u.Path == "/"+segment && u.String() == loc
 }
 
 // checkName refuses identifier parts that catalogs refuse or that would

@@ -42,14 +42,14 @@ func (p *Publisher) Withdraw(ctx context.Context, qualTable string, locations []
 		if tbl.CurrentSnapshot() == nil {
 			return 0, nil
 		}
-		tasks, err := tbl.Scan().PlanFiles(ctx)
+		live, err := LiveFiles(ctx, tbl) // each file once, however many scan tasks it splits into
 		if err != nil {
-			return 0, fmt.Errorf("list the data files of %s: %w", strings.Join(ident, "."), err)
+			return 0, err
 		}
 		var drop []iceberg.DataFile
-		for _, task := range tasks {
-			if want[task.File.FilePath()] {
-				drop = append(drop, task.File)
+		for _, f := range live {
+			if want[f.File.FilePath()] {
+				drop = append(drop, f.File)
 			}
 		}
 		if len(drop) == 0 {
