@@ -38,10 +38,23 @@ func (l *loadedTables) put(ident table.Identifier, tbl *table.Table) {
 		l.tables = make(map[string]*table.Table)
 	}
 	key := strings.Join(ident, "\x00")
-	if old := l.tables[key]; old != nil && old.Metadata().LastUpdatedMillis() > tbl.Metadata().LastUpdatedMillis() {
+	if old := l.tables[key]; old != nil && newer(old, tbl) {
 		return // a load that started before a commit of ours finished after it
 	}
 	l.tables[key] = tbl
+}
+
+// newer reports whether a is a later state of its table than b: by the
+// sequence number its snapshots reached, which the catalog's optimistic
+// commits make grow with every snapshot whatever the writers' clocks say,
+// then, between states of one snapshot (a schema or property change), by
+// the time of the last update.
+func newer(a, b *table.Table) bool {
+	am, bm := a.Metadata(), b.Metadata()
+	if am.LastSequenceNumber() != bm.LastSequenceNumber() {
+		return am.LastSequenceNumber() > bm.LastSequenceNumber()
+	}
+	return am.LastUpdatedMillis() > bm.LastUpdatedMillis()
 }
 
 func (l *loadedTables) forget(ident table.Identifier) {
