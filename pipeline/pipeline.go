@@ -300,6 +300,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		ccfg.Publisher = ice
 		cfg.Writer.FileSchema = ice.fileSchema
 	}
+	if err := checkCatalogMark(ctx, cfg.Store, cfg.Catalog, cfg.Now()); err != nil {
+		return Summary{}, err
+	}
 	commits := commit.New(ccfg)
 	cfg.Writer.Run = commits.Run()
 	w, err := writer.New(cfg.Writer)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,6 +51,50 @@ func TestRunPublishesIcebergTables(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunWithoutTheLakesCatalogIsRefused: once a lake's tables are
+// published to a catalog, a run without --catalog is a usage error that
+// says what to give and writes nothing (its files would never reach the
+// tables, and maintenance would delete them as orphans); with the
+// catalog again it runs. A lake never published to one takes runs
+// without it.
+func TestRunWithoutTheLakesCatalogIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	sink := filepath.Join(dir, "lake")
+	in := filepath.Join(dir, "in.jsonl")
+	sample, err := os.ReadFile("../../testdata/goldengate/sample.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, sample, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(extra ...string) (int, string) {
+		code, _, stderr := runExporter(t, nil, append([]string{"run", "--source", "file:" + in, "--sink", "file://" + sink, "--once"}, extra...)...)
+		return code, stderr
+	}
+	if code, stderr := run(); code != exitOK {
+		t.Fatalf("first run, no catalog: exit %d: %s", code, stderr)
+	}
+	if code, stderr := run("--catalog", "hadoop"); code != exitOK {
+		t.Fatalf("run with the catalog: exit %d: %s", code, stderr)
+	}
+	// More records arrive; a run forgets the catalog.
+	if err := os.WriteFile(in, append(sample, sample...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := filepath.Glob(filepath.Join(sink, "*", "*", "*", "*.parquet"))
+	code, stderr := run()
+	if code != exitUsage || !strings.Contains(stderr, "--catalog hadoop") || !strings.Contains(stderr, "_checkpoints/iceberg-catalog.json") {
+		t.Fatalf("run without the lake's catalog: exit %d, want %d naming the catalog and the mark: %s", code, exitUsage, stderr)
+	}
+	if after, _ := filepath.Glob(filepath.Join(sink, "*", "*", "*", "*.parquet")); len(after) != len(before) {
+		t.Errorf("the refused run left %d data files, %d before", len(after), len(before))
+	}
+	if code, stderr := run("--catalog", "hadoop"); code != exitOK {
+		t.Fatalf("run with the catalog again: exit %d: %s", code, stderr)
 	}
 }
 

@@ -83,8 +83,11 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 	}
 	if err := r.drain(ctx, cfg, openSrc, r.Once, logger, stdout); err != nil {
 		printErr(stderr, "exporter:", err)
-		if errors.Is(err, errStoppedEarly) {
+		switch {
+		case errors.Is(err, errStoppedEarly):
 			return exitInterrupted
+		case errors.Is(err, pipeline.ErrCatalogExpected):
+			return exitUsage
 		}
 		return exitFailure
 	}
