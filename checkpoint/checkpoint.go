@@ -398,23 +398,40 @@ type Recovery struct {
 // StartRecovery settles the partition's intents that c covers.
 func StartRecovery(ctx context.Context, s Store, c Checkpoint) (*Recovery, error) {
 	r := &Recovery{s: s, c: c}
-	if _, err := r.sweep(ctx, false); err != nil {
+	if _, err := r.sweep(ctx, false, nil); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
 // DeleteUncovered deletes the files of the intents the checkpoint does not
-// cover, then the intents; call it once the partition is claimed. It
-// returns the number of files deleted.
-func (r *Recovery) DeleteUncovered(ctx context.Context) (int, error) {
-	return r.sweep(ctx, true)
+// cover, then the intents; call it once the partition is claimed. release,
+// when not nil, is given those files first, from the same listing (a table
+// catalog that published some of them withdraws them: listed apart, a
+// round a fenced owner published in between would be deleted under its
+// tables); when it fails, nothing is deleted. It returns the number of
+// files deleted.
+func (r *Recovery) DeleteUncovered(ctx context.Context, release func(ctx context.Context, files []string) error) (int, error) {
+	return r.sweep(ctx, true, release)
 }
 
-func (r *Recovery) sweep(ctx context.Context, uncovered bool) (int, error) {
+func (r *Recovery) sweep(ctx context.Context, uncovered bool, release func(ctx context.Context, files []string) error) (int, error) {
 	intents, err := ListIntents(ctx, r.s, r.c.Partition)
 	if err != nil {
 		return 0, err
+	}
+	if uncovered && release != nil {
+		var files []string
+		for _, in := range intents {
+			if !r.c.covers(in) {
+				files = append(files, in.Files...)
+			}
+		}
+		if len(files) > 0 {
+			if err := release(ctx, files); err != nil {
+				return 0, err
+			}
+		}
 	}
 	deleted := 0
 	for _, in := range intents {
@@ -442,23 +459,6 @@ func (c Checkpoint) covers(in Intent) bool {
 	return in.FirstOffset <= c.Offset && in.Owner == c.Owner
 }
 
-// Uncovered lists the files named by the intents of c's partition that c
-// does not cover: those DeleteUncovered deletes. A table catalog that
-// published some of them withdraws them first.
-func Uncovered(ctx context.Context, s Store, c Checkpoint) ([]string, error) {
-	intents, err := ListIntents(ctx, s, c.Partition)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, in := range intents {
-		if !c.covers(in) {
-			out = append(out, in.Files...)
-		}
-	}
-	return out, nil
-}
-
 // Recover is StartRecovery and DeleteUncovered in one, for a caller that
 // already owns the partition.
 func Recover(ctx context.Context, s Store, c Checkpoint) (int, error) {
@@ -466,7 +466,7 @@ func Recover(ctx context.Context, s Store, c Checkpoint) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return r.DeleteUncovered(ctx)
+	return r.DeleteUncovered(ctx, nil)
 }
 
 // Settle removes intents that the checkpoint now covers.

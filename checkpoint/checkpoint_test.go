@@ -206,14 +206,29 @@ func TestRecoverDeletesEveryFileOfABatchIntent(t *testing.T) {
 	for _, k := range batch[:2] { // the third upload never happened
 		st.Put(ctx, k, []byte("data"))
 	}
-	// Uncovered names what Recover deletes, before it does.
-	uncovered, err := Uncovered(ctx, st, Checkpoint{Partition: "p", Offset: 20})
-	if err != nil || strings.Join(uncovered, ",") != strings.Join(batch, ",") {
-		t.Errorf("Uncovered = %v, %v; want the batch %v", uncovered, err, batch)
-	}
-	n, err := Recover(ctx, st, Checkpoint{Partition: "p", Offset: 20})
+	// The release is told what is deleted, before it is; when it fails,
+	// nothing is.
+	rec, err := StartRecovery(ctx, st, Checkpoint{Partition: "p", Offset: 20})
 	if err != nil {
 		t.Fatal(err)
+	}
+	refuse := func(context.Context, []string) error { return errors.New("catalog down") }
+	if n, err := rec.DeleteUncovered(ctx, refuse); err == nil || n != 0 {
+		t.Fatalf("with a failing release: deleted %d, %v; want nothing and the error", n, err)
+	}
+	if _, err := st.Get(ctx, batch[0]); err != nil {
+		t.Fatalf("a failing release let %s be deleted: %v", batch[0], err)
+	}
+	var released []string
+	n, err := rec.DeleteUncovered(ctx, func(_ context.Context, files []string) error {
+		released = files
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(released, ",") != strings.Join(batch, ",") {
+		t.Errorf("released %v, want the batch %v", released, batch)
 	}
 	if n != 3 {
 		t.Errorf("deleted %d files, want the batch's 3", n)
@@ -324,8 +339,15 @@ func TestIntentWrittenBeforeTheClaimIsDeleted(t *testing.T) {
 	if err := b.Claim(ctx, st, "runB", time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := rec.DeleteUncovered(ctx); err != nil || n != 1 {
+	var released []string
+	if n, err := rec.DeleteUncovered(ctx, func(_ context.Context, files []string) error {
+		released = files
+		return nil
+	}); err != nil || n != 1 {
 		t.Fatalf("deleted %d, %v; want the late file", n, err)
+	}
+	if len(released) != 1 || released[0] != late {
+		t.Errorf("released %v before the deletion, want the late file %s (one listing for both)", released, late)
 	}
 	if _, err := st.Get(ctx, late); !errors.Is(err, store.ErrNotExist) {
 		t.Errorf("the late file is still there: %v", err)

@@ -199,12 +199,16 @@ func (c *Committer) Take(ctx context.Context, name string, now time.Time) (*chec
 	if err != nil {
 		return nil, err
 	}
+	var release func(ctx context.Context, files []string) error
 	if rp, ok := c.pub.(RecoveringPublisher); ok {
-		if err := rp.Recover(ctx, cp.Checkpoint); err != nil {
-			return nil, fmt.Errorf("recover partition %s in the table catalog: %w", name, err)
+		release = func(ctx context.Context, files []string) error {
+			if err := rp.Recover(ctx, files); err != nil {
+				return fmt.Errorf("in the table catalog: %w", err)
+			}
+			return nil
 		}
 	}
-	deleted, err := rec.DeleteUncovered(ctx)
+	deleted, err := rec.DeleteUncovered(ctx, release)
 	if err != nil {
 		return nil, fmt.Errorf("recover partition %s: %w", name, err)
 	}

@@ -3,7 +3,6 @@ package commit
 import (
 	"context"
 
-	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
 )
 
 // Round is a complete commit round: every file its intents name is
@@ -34,12 +33,13 @@ type Publisher interface {
 }
 
 // RecoveringPublisher is a Publisher that also takes part in recovery:
-// Recover is called when a partition is claimed, with its checkpoint as
-// loaded (Checkpoint.Round names the last round it covers), before the
-// files its checkpoint does not cover are deleted.
+// Recover is called when a partition is claimed, with the files its
+// checkpoint does not cover (keys), before they are deleted and their
+// records exported again; when it fails, nothing is deleted and the
+// claim fails.
 type RecoveringPublisher interface {
 	Publisher
-	Recover(ctx context.Context, cp checkpoint.Checkpoint) error
+	Recover(ctx context.Context, files []string) error
 }
 
 // WithdrawingPublisher is a Publisher that takes back what it published

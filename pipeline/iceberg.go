@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
-	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
 	"github.com/lakehouse-exporter/lakehouse-exporter/commit"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
@@ -175,11 +174,7 @@ func (t *icebergTables) Publish(ctx context.Context, r commit.Round) error {
 // (a crash between the tables' commits and the checkpoint) lets go of
 // them first. Rolling back rather than forward keeps the protocol's one
 // rule: what the checkpoint does not cover is written again.
-func (t *icebergTables) Recover(ctx context.Context, cp checkpoint.Checkpoint) error {
-	keys, err := checkpoint.Uncovered(ctx, t.store, cp)
-	if err != nil {
-		return err
-	}
+func (t *icebergTables) Recover(ctx context.Context, keys []string) error {
 	byTable := map[string][]string{}
 	for _, k := range keys {
 		seg, _, ok := strings.Cut(k, "/")
