@@ -2,7 +2,6 @@ package commit
 
 import (
 	"context"
-
 )
 
 // Round is a complete commit round: every file its intents name is
