@@ -15,10 +15,12 @@ import (
 // state it is built on.
 //
 // A round whose files a pending intent still names is not checkpointed:
-// the exporter's recovery looks for its snapshot by round id in the
-// table's history to know whether to commit it again. Expiring that
-// snapshot would make recovery commit the round a second time, so the
-// age limit is stretched to keep the oldest snapshot holding such a file.
+// the exporter may still be retrying its commit, and a retry after a
+// commit whose response was lost looks for the round's snapshot by round
+// id in the table's history to know that it landed. Expiring that
+// snapshot would make the retry commit the round's files a second time,
+// so the age limit is stretched to keep the oldest snapshot holding such
+// a file.
 // The intents are listed after tbl was loaded: a snapshot in tbl was
 // committed after its round's intent was written, so the listing names
 // every round of tbl that is still pending. The first state is the one
@@ -37,7 +39,7 @@ func (t *tablePass) expiryAge(ctx context.Context, tbl *table.Table, reloaded bo
 		return 0, err
 	} else if ok {
 		if need := time.Since(time.UnixMilli(oldest)) + time.Minute; need > olderThan {
-			t.log.Info("keeping the snapshots of a round not yet checkpointed: the exporter's recovery recognises the round by them",
+			t.log.Info("keeping the snapshots of a round not yet checkpointed: the exporter's retry of its commit recognises the round by them",
 				"expire_after", olderThan, "stretched_to", need.Round(time.Second))
 			olderThan = need
 		}

@@ -23,7 +23,8 @@
 //  2. Expire, in that same commit: iceberg-go's ExpireSnapshots removes
 //     the snapshots and, once the commit landed, deletes the files only
 //     they referenced; never a snapshot that holds a round a pending
-//     intent names, which recovery must still recognise by its round id
+//     intent names, which the exporter's retry of a commit whose response
+//     was lost must still recognise by its round id
 //     (the intents are listed after the table state the commit is built
 //     on was loaded, so every such round of that state is known).
 //  3. Remove orphans. The pending intents are listed, then iceberg-go
