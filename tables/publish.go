@@ -328,23 +328,6 @@ func RoundSnapshot(tbl *table.Table, runID, roundID string) *table.Snapshot {
 	return nil
 }
 
-// RoundCommitted reports whether the table of a source table holds the
-// round.
-func (p *Publisher) RoundCommitted(ctx context.Context, qualTable, runID, roundID string) (bool, error) {
-	ident, err := p.Identifier(qualTable)
-	if err != nil {
-		return false, err
-	}
-	tbl, err := p.cat.LoadTable(ctx, ident)
-	if errors.Is(err, catalog.ErrNoSuchTable) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
-	}
-	return RoundSnapshot(tbl, runID, roundID) != nil, nil
-}
-
 // waitRetry sleeps before attempt+1: capped exponential backoff with full
 // jitter, cut short by ctx.
 func waitRetry(ctx context.Context, attempt int) error {

@@ -227,7 +227,7 @@ func testPublish(t *testing.T, cfg Config, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Recovery publishes the round again: the table already holds it.
+	// A retry publishes the round again: the table already holds it.
 	res3, err := p.Publish(ctx, round2)
 	if err != nil {
 		t.Fatal(err)
@@ -235,19 +235,18 @@ func testPublish(t *testing.T, cfg Config, dir string) {
 	if !res3[0].Already || res3[0].SnapshotID != res2[0].SnapshotID {
 		t.Fatalf("round 2 published again: %+v, first time %+v", res3, res2)
 	}
-	if ok, err := p.RoundCommitted(ctx, "SALES.ORDERS", "run-a", "2"); err != nil || !ok {
-		t.Fatalf("RoundCommitted(round 2) = %v, %v", ok, err)
-	}
-	if ok, err := p.RoundCommitted(ctx, "SALES.ORDERS", "run-b", "2"); err != nil || ok {
-		t.Fatalf("RoundCommitted(another run's round 2) = %v, %v", ok, err)
-	}
-
 	tbl, err := p.Catalog().LoadTable(ctx, v1.Identifier)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := len(tbl.Metadata().Snapshots()); n != 2 {
 		t.Fatalf("%d snapshots, want 2 (one per round)", n)
+	}
+	if s := RoundSnapshot(tbl, "run-a", "2"); s == nil || s.SnapshotID != res2[0].SnapshotID {
+		t.Errorf("RoundSnapshot(round 2) = %v, want snapshot %d", s, res2[0].SnapshotID)
+	}
+	if s := RoundSnapshot(tbl, "run-b", "2"); s != nil {
+		t.Errorf("RoundSnapshot(another run's round 2) = snapshot %d, want none", s.SnapshotID)
 	}
 	cur := tbl.CurrentSnapshot()
 	want := map[string]string{SummaryRunID: "run-a", SummaryRoundID: "2", SummaryOffsets: `{"topic/0":{"first":3,"last":4}}`, "added-records": "2", "added-data-files": "1"}
