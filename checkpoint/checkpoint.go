@@ -46,8 +46,9 @@ type Store interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 	List(ctx context.Context, prefix string) ([]string, error)
 	Delete(ctx context.Context, key string) error
-	PutIfAbsent(ctx context.Context, key string, data []byte) error
-	PutIfMatch(ctx context.Context, key string, data []byte, etag string) error
+	PutIfAbsent(ctx context.Context, key string, data []byte) (string, error)
+	PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error)
+	GetWithETag(ctx context.Context, key string) ([]byte, string, error)
 	ETag(ctx context.Context, key string) (string, error)
 }
 
@@ -155,14 +156,14 @@ func Encode(c Checkpoint) []byte {
 // Load reads a partition's checkpoint.
 func Load(ctx context.Context, s Store, partition string) (*Handle, error) {
 	key := Key(partition)
-	data, err := s.Get(ctx, key)
+	// The ETag of what was read, not of what is there a moment later: a
+	// claim made with a later writer's ETag would replace its checkpoint
+	// with an older one, and the records between them would be exported
+	// twice.
+	data, etag, err := s.GetWithETag(ctx, key)
 	if errors.Is(err, store.ErrNotExist) {
 		return &Handle{Checkpoint: Checkpoint{Partition: partition, Offset: -1}}, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", key, err)
-	}
-	etag, err := s.ETag(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("read checkpoint %s: %w", key, err)
 	}
@@ -193,17 +194,14 @@ func decodeOf(data []byte, partition string) (Checkpoint, error) {
 func LoadStored(ctx context.Context, s Store, partition string) (h *Handle, corrupt, err error) {
 	key := Key(partition)
 	h = &Handle{Checkpoint: Checkpoint{Partition: partition, Offset: -1}}
-	data, err := s.Get(ctx, key)
+	data, etag, err := s.GetWithETag(ctx, key)
 	if errors.Is(err, store.ErrNotExist) {
 		return h, nil, nil
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("read checkpoint %s: %w", key, err)
 	}
-	if h.etag, err = s.ETag(ctx, key); err != nil {
-		return nil, nil, fmt.Errorf("read checkpoint %s: %w", key, err)
-	}
-	h.Found = true
+	h.Found, h.etag = true, etag
 	c, err := decodeOf(data, partition)
 	if err != nil {
 		return h, err, nil
@@ -218,11 +216,15 @@ func (h *Handle) Save(ctx context.Context, s Store, now time.Time) error {
 	h.WrittenAt = now.UTC()
 	key := Key(h.Partition)
 	data := Encode(h.Checkpoint)
+	// The new ETag comes from the write's own response: read apart, it
+	// could be the ETag of a claim made just after, and this instance
+	// would go on writing, unfenced, a partition it no longer owns.
+	var etag string
 	var err error
 	if h.Found {
-		err = s.PutIfMatch(ctx, key, data, h.etag)
+		etag, err = s.PutIfMatch(ctx, key, data, h.etag)
 	} else {
-		err = s.PutIfAbsent(ctx, key, data)
+		etag, err = s.PutIfAbsent(ctx, key, data)
 	}
 	if errors.Is(err, store.ErrPreconditionFailed) {
 		return fmt.Errorf("partition %s: %w; this instance stops writing it", h.Partition, ErrFenced)
@@ -235,9 +237,8 @@ func (h *Handle) Save(ctx context.Context, s Store, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("write checkpoint %s: %w", key, err)
 	}
-	etag, err := s.ETag(ctx, key)
-	if err != nil {
-		return fmt.Errorf("write checkpoint %s: %w", key, err)
+	if etag == "" {
+		return fmt.Errorf("write checkpoint %s: the store returned no ETag, which fencing needs", key)
 	}
 	h.Found, h.etag = true, etag
 	return nil

@@ -429,3 +429,86 @@ func TestListAllIntents(t *testing.T) {
 		}
 	}
 }
+
+// racingStore runs then once, right after the next read or conditional
+// write of a checkpoint: another instance acting in the window between
+// that request and whatever the caller does next.
+type racingStore struct {
+	*store.Local
+	then func()
+}
+
+func (s *racingStore) race(key string) {
+	if f := s.then; f != nil && strings.HasPrefix(key, prefix+"partitions/") {
+		s.then = nil
+		f()
+	}
+}
+
+func (s *racingStore) Get(ctx context.Context, key string) ([]byte, error) {
+	defer s.race(key)
+	return s.Local.Get(ctx, key)
+}
+
+func (s *racingStore) GetWithETag(ctx context.Context, key string) ([]byte, string, error) {
+	defer s.race(key)
+	return s.Local.GetWithETag(ctx, key)
+}
+
+func (s *racingStore) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	defer s.race(key)
+	return s.Local.PutIfMatch(ctx, key, data, etag)
+}
+
+// TestClaimOnACheckpointWrittenAfterItsReadIsFenced: the owner commits
+// right after a new instance read the checkpoint; the new instance's
+// claim must be refused, not replace the newer checkpoint with the one
+// it read (the records between them would be exported twice).
+func TestClaimOnACheckpointWrittenAfterItsReadIsFenced(t *testing.T) {
+	ctx := context.Background()
+	local, _ := store.NewLocal(t.TempDir())
+	st := &racingStore{Local: local}
+	a := claimedBy(t, st, "p", "runA", 99)
+	st.then = func() {
+		a.Offset = 199
+		if err := a.Save(ctx, local, time.Unix(2, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := Load(ctx, st, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Offset != 99 {
+		t.Fatalf("B read offset %d, want 99 (the race ran too early)", b.Offset)
+	}
+	if err := b.Claim(ctx, st, "runB", time.Unix(3, 0)); !errors.Is(err, ErrFenced) {
+		t.Errorf("B's claim on the checkpoint it read before A's commit: %v, want ErrFenced", err)
+	}
+	if now, _ := Load(ctx, local, "p"); now.Offset != 199 || now.Owner != "runA" {
+		t.Errorf("stored checkpoint: offset %d owner %s, want 199 by runA", now.Offset, now.Owner)
+	}
+}
+
+// TestOwnerFencedByAClaimRightAfterItsSave: a new instance claims the
+// partition just after the owner's save; the owner's next save must be
+// fenced (it would otherwise commit files the new owner's recovery
+// deleted).
+func TestOwnerFencedByAClaimRightAfterItsSave(t *testing.T) {
+	ctx := context.Background()
+	local, _ := store.NewLocal(t.TempDir())
+	st := &racingStore{Local: local}
+	a := claimedBy(t, st, "p", "runA", 50)
+	st.then = func() { claimedBy(t, local, "p", "runB", -1) }
+	a.Offset = 99
+	if err := a.Save(ctx, st, time.Unix(2, 0)); err != nil {
+		t.Fatal(err)
+	}
+	a.Offset = 199
+	if err := a.Save(ctx, st, time.Unix(3, 0)); !errors.Is(err, ErrFenced) {
+		t.Errorf("A's save after B's claim: %v, want ErrFenced", err)
+	}
+	if err := a.Owned(ctx, st); !errors.Is(err, ErrFenced) {
+		t.Errorf("A's ownership check after B's claim: %v, want ErrFenced", err)
+	}
+}

@@ -30,9 +30,10 @@ func newMemStore() *memStore { return &memStore{objs: map[string]memObject{}} }
 
 func (m *memStore) String() string { return "mem://" }
 
-func (m *memStore) put(key string, data []byte) {
+func (m *memStore) put(key string, data []byte) string {
 	m.n++
 	m.objs[key] = memObject{data: slices.Clone(data), etag: strconv.Itoa(m.n)}
+	return m.objs[key].etag
 }
 
 func (m *memStore) Put(ctx context.Context, key string, data []byte) error {
@@ -55,6 +56,16 @@ func (m *memStore) Get(ctx context.Context, key string) ([]byte, error) {
 	return slices.Clone(o.data), nil
 }
 
+func (m *memStore) GetWithETag(ctx context.Context, key string) ([]byte, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.objs[key]
+	if !ok {
+		return nil, "", fmt.Errorf("get %s: %w", key, store.ErrNotExist)
+	}
+	return slices.Clone(o.data), o.etag, nil
+}
+
 func (m *memStore) List(ctx context.Context, prefix string) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -75,24 +86,22 @@ func (m *memStore) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-func (m *memStore) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+func (m *memStore) PutIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.objs[key]; ok {
-		return fmt.Errorf("put %s: %w", key, store.ErrPreconditionFailed)
+		return "", fmt.Errorf("put %s: %w", key, store.ErrPreconditionFailed)
 	}
-	m.put(key, data)
-	return nil
+	return m.put(key, data), nil
 }
 
-func (m *memStore) PutIfMatch(ctx context.Context, key string, data []byte, etag string) error {
+func (m *memStore) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if o, ok := m.objs[key]; !ok || o.etag != etag {
-		return fmt.Errorf("put %s: %w", key, store.ErrPreconditionFailed)
+		return "", fmt.Errorf("put %s: %w", key, store.ErrPreconditionFailed)
 	}
-	m.put(key, data)
-	return nil
+	return m.put(key, data), nil
 }
 
 func (m *memStore) ETag(ctx context.Context, key string) (string, error) {
@@ -143,16 +152,16 @@ func (c *crashStore) Delete(ctx context.Context, key string) error {
 	return c.Store.Delete(ctx, key)
 }
 
-func (c *crashStore) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+func (c *crashStore) PutIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
 	if err := c.write(); err != nil {
-		return err
+		return "", err
 	}
 	return c.Store.PutIfAbsent(ctx, key, data)
 }
 
-func (c *crashStore) PutIfMatch(ctx context.Context, key string, data []byte, etag string) error {
+func (c *crashStore) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
 	if err := c.write(); err != nil {
-		return err
+		return "", err
 	}
 	return c.Store.PutIfMatch(ctx, key, data, etag)
 }

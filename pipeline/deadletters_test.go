@@ -40,9 +40,9 @@ func (s *beforePut) Put(ctx context.Context, key string, data []byte) error {
 // files and dead letters are there, its checkpoint is not.
 type checkpointFails struct{ pipeline.Store }
 
-func (s checkpointFails) PutIfMatch(ctx context.Context, key string, data []byte, etag string) error {
+func (s checkpointFails) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
 	if strings.HasPrefix(key, "_checkpoints/partitions/") {
-		return errors.New("injected: the run dies before its checkpoint")
+		return "", errors.New("injected: the run dies before its checkpoint")
 	}
 	return s.Store.PutIfMatch(ctx, key, data, etag)
 }

@@ -161,9 +161,9 @@ type checkpointFailingStore struct {
 	pipeline.Store
 }
 
-func (s checkpointFailingStore) PutIfMatch(ctx context.Context, key string, data []byte, etag string) error {
+func (s checkpointFailingStore) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
 	if strings.HasPrefix(key, "_checkpoints/") {
-		return errors.New("injected: the process died before its checkpoint")
+		return "", errors.New("injected: the process died before its checkpoint")
 	}
 	return s.Store.PutIfMatch(ctx, key, data, etag)
 }

@@ -84,26 +84,26 @@ func (s *dyingStore) Delete(ctx context.Context, key string) error {
 	return s.Store.Delete(ctx, key)
 }
 
-func (s *dyingStore) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+func (s *dyingStore) PutIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
 	if err := s.write("put-if-absent", key); err != nil {
-		return err
+		return "", err
 	}
-	err := s.Store.PutIfAbsent(ctx, key, data)
+	etag, err := s.Store.PutIfAbsent(ctx, key, data)
 	if err == nil {
 		s.done("put-if-absent", key)
 	}
-	return err
+	return etag, err
 }
 
-func (s *dyingStore) PutIfMatch(ctx context.Context, key string, data []byte, etag string) error {
+func (s *dyingStore) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
 	if err := s.write("put-if-match", key); err != nil {
-		return err
+		return "", err
 	}
-	err := s.Store.PutIfMatch(ctx, key, data, etag)
+	etag, err := s.Store.PutIfMatch(ctx, key, data, etag)
 	if err == nil {
 		s.done("put-if-match", key)
 	}
-	return err
+	return etag, err
 }
 
 // snapshotsAfter lets n snapshot commits through and fails the later

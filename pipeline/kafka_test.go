@@ -321,7 +321,12 @@ func (s *slowCheckpoints) Get(ctx context.Context, key string) ([]byte, error) {
 	return s.Store.Get(ctx, key)
 }
 
-func (s *slowCheckpoints) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+func (s *slowCheckpoints) GetWithETag(ctx context.Context, key string) ([]byte, string, error) {
+	defer s.slow(key)()
+	return s.Store.GetWithETag(ctx, key)
+}
+
+func (s *slowCheckpoints) PutIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
 	defer s.slow(key)()
 	return s.Store.PutIfAbsent(ctx, key, data)
 }

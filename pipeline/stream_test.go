@@ -567,12 +567,12 @@ type lostResponse struct {
 	hit atomic.Bool
 }
 
-func (s *lostResponse) PutIfMatch(ctx context.Context, key string, data []byte, etag string) error {
+func (s *lostResponse) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
 	if strings.HasPrefix(key, "_checkpoints/partitions/") && s.hit.CompareAndSwap(false, true) {
-		if err := s.Store.PutIfMatch(ctx, key, data, etag); err != nil {
-			return err
+		if _, err := s.Store.PutIfMatch(ctx, key, data, etag); err != nil {
+			return "", err
 		}
-		return fmt.Errorf("put %s: %w", key, store.ErrOutcomeUnknown)
+		return "", fmt.Errorf("put %s: %w", key, store.ErrOutcomeUnknown)
 	}
 	return s.Store.PutIfMatch(ctx, key, data, etag)
 }

@@ -69,9 +69,16 @@ func (h *heldStore) Get(ctx context.Context, key string) ([]byte, error) {
 	return h.Local.Get(ctx, key)
 }
 
-func (h *heldStore) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+func (h *heldStore) GetWithETag(ctx context.Context, key string) ([]byte, string, error) {
 	if strings.Contains(key, elsewhere) {
-		return errUnreachable
+		return nil, "", errUnreachable
+	}
+	return h.Local.GetWithETag(ctx, key)
+}
+
+func (h *heldStore) PutIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
+	if strings.Contains(key, elsewhere) {
+		return "", errUnreachable
 	}
 	return h.Local.PutIfAbsent(ctx, key, data)
 }

@@ -20,9 +20,6 @@ import (
 // conformant is everything both stores offer.
 type conformant interface {
 	Store
-	PutIfAbsent(ctx context.Context, key string, data []byte) error
-	PutIfMatch(ctx context.Context, key string, data []byte, etag string) error
-	ETag(ctx context.Context, key string) (string, error)
 }
 
 // testConformance is the one suite every store implementation passes.
@@ -62,27 +59,36 @@ func testConformance(t *testing.T, s conformant) {
 		}
 	})
 	t.Run("conditional writes", func(t *testing.T) {
-		if err := s.PutIfAbsent(ctx, "c/cp.json", []byte("v1")); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.PutIfAbsent(ctx, "c/cp.json", []byte("v2")); !errors.Is(err, ErrPreconditionFailed) {
-			t.Fatalf("second PutIfAbsent: %v, want ErrPreconditionFailed", err)
-		}
-		if got, _ := s.Get(ctx, "c/cp.json"); string(got) != "v1" {
-			t.Errorf("refused put changed the object: %q", got)
-		}
-		etag, err := s.ETag(ctx, "c/cp.json")
+		etag1, err := s.PutIfAbsent(ctx, "c/cp.json", []byte("v1"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutIfMatch(ctx, "c/cp.json", []byte("v2"), etag); err != nil {
+		if _, err := s.PutIfAbsent(ctx, "c/cp.json", []byte("v2")); !errors.Is(err, ErrPreconditionFailed) {
+			t.Fatalf("second PutIfAbsent: %v, want ErrPreconditionFailed", err)
+		}
+		data, etag, err := s.GetWithETag(ctx, "c/cp.json")
+		if err != nil || string(data) != "v1" {
+			t.Fatalf("refused put changed the object: %q, %v", data, err)
+		}
+		// The ETags a write returns and a read returns are the object's.
+		if head, err := s.ETag(ctx, "c/cp.json"); err != nil || head != etag || etag != etag1 {
+			t.Errorf("ETags: PutIfAbsent %q, GetWithETag %q, ETag %q (%v): want one", etag1, etag, head, err)
+		}
+		etag2, err := s.PutIfMatch(ctx, "c/cp.json", []byte("v2"), etag)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutIfMatch(ctx, "c/cp.json", []byte("v3"), etag); !errors.Is(err, ErrPreconditionFailed) {
+		if _, err := s.PutIfMatch(ctx, "c/cp.json", []byte("v3"), etag); !errors.Is(err, ErrPreconditionFailed) {
 			t.Fatalf("PutIfMatch with a stale etag: %v, want ErrPreconditionFailed", err)
 		}
-		if got, _ := s.Get(ctx, "c/cp.json"); string(got) != "v2" {
-			t.Errorf("after fenced write: %q, want v2", got)
+		if head, err := s.ETag(ctx, "c/cp.json"); err != nil || head != etag2 || etag2 == etag {
+			t.Errorf("PutIfMatch returned ETag %q, the object has %q (%v), the old one was %q", etag2, head, err, etag)
+		}
+		if _, err := s.PutIfMatch(ctx, "c/cp.json", []byte("v3"), etag2); err != nil {
+			t.Errorf("PutIfMatch with the ETag the last write returned: %v", err)
+		}
+		if got, _ := s.Get(ctx, "c/cp.json"); string(got) != "v3" {
+			t.Errorf("after the writes: %q, want v3", got)
 		}
 	})
 	t.Run("unsafe keys", func(t *testing.T) {

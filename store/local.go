@@ -238,12 +238,12 @@ func (l *Local) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// PutIfAbsent writes key only if it does not exist yet; an existing key
-// yields an error wrapping ErrPreconditionFailed. Creation is atomic: the
-// data is written to a temporary file and hard-linked into place, which
-// fails if the name exists.
-func (l *Local) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	return l.putVia(key, data, func(tmp, p string) error {
+// PutIfAbsent writes key only if it does not exist yet, and returns its
+// ETag; an existing key yields an error wrapping ErrPreconditionFailed.
+// Creation is atomic: the data is written to a temporary file and
+// hard-linked into place, which fails if the name exists.
+func (l *Local) PutIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
+	err := l.putVia(key, data, func(tmp, p string) error {
 		err := os.Link(tmp, p)
 		os.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
@@ -251,28 +251,46 @@ func (l *Local) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 		}
 		return err
 	})
+	if err != nil {
+		return "", err
+	}
+	return etagOf(data), nil
 }
 
 // ETag returns a content hash of key, for PutIfMatch.
 func (l *Local) ETag(ctx context.Context, key string) (string, error) {
+	_, etag, err := l.GetWithETag(ctx, key)
+	return etag, err
+}
+
+// GetWithETag reads key and the ETag of what it read.
+func (l *Local) GetWithETag(ctx context.Context, key string) ([]byte, string, error) {
 	data, err := l.Get(ctx, key)
+	if err != nil {
+		return nil, "", err
+	}
+	return data, etagOf(data), nil
+}
+
+func etagOf(data []byte) string {
+	sum := md5.Sum(data)
+	return `"` + hex.EncodeToString(sum[:]) + `"`
+}
+
+// PutIfMatch replaces key only if its content still has etag, and returns
+// its new ETag. Unlike S3, the check and the rename are not one atomic
+// step across processes; it guards against a stale writer, not against a
+// simultaneous one.
+func (l *Local) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	cur, err := l.ETag(ctx, key)
 	if err != nil {
 		return "", err
 	}
-	sum := md5.Sum(data)
-	return `"` + hex.EncodeToString(sum[:]) + `"`, nil
-}
-
-// PutIfMatch replaces key only if its content still has etag. Unlike S3,
-// the check and the rename are not one atomic step across processes; it
-// guards against a stale writer, not against a simultaneous one.
-func (l *Local) PutIfMatch(ctx context.Context, key string, data []byte, etag string) error {
-	cur, err := l.ETag(ctx, key)
-	if err != nil {
-		return err
-	}
 	if cur != etag {
-		return fmt.Errorf("put %s: etag %s, expected %s: %w", key, cur, etag, ErrPreconditionFailed)
+		return "", fmt.Errorf("put %s: etag %s, expected %s: %w", key, cur, etag, ErrPreconditionFailed)
 	}
-	return l.Put(ctx, key, data)
+	if err := l.Put(ctx, key, data); err != nil {
+		return "", err
+	}
+	return etagOf(data), nil
 }

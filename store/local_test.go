@@ -56,10 +56,10 @@ func TestPutAndPutIfAbsentLeaveOnlyTheObject(t *testing.T) {
 	dir := t.TempDir()
 	l, _ := NewLocal(dir)
 	ctx := context.Background()
-	if err := l.PutIfAbsent(ctx, "a/b", []byte("1")); err != nil {
+	if _, err := l.PutIfAbsent(ctx, "a/b", []byte("1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.PutIfAbsent(ctx, "a/b", []byte("2")); err == nil {
+	if _, err := l.PutIfAbsent(ctx, "a/b", []byte("2")); err == nil {
 		t.Error("second PutIfAbsent succeeded")
 	}
 	if err := l.Put(ctx, "a/c", []byte("3")); err != nil {

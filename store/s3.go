@@ -248,21 +248,29 @@ func (s *S3) Put(ctx context.Context, key string, data []byte) error {
 	return s.put(ctx, key, data, nil, nil)
 }
 
-// PutIfAbsent writes key only if no object has that key (If-None-Match: *).
-// An existing key yields an error wrapping ErrPreconditionFailed.
-func (s *S3) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	return s.put(ctx, key, data, aws.String("*"), nil)
+// PutIfAbsent writes key only if no object has that key (If-None-Match: *),
+// and returns the ETag the store gave it. An existing key yields an error
+// wrapping ErrPreconditionFailed.
+func (s *S3) PutIfAbsent(ctx context.Context, key string, data []byte) (string, error) {
+	return s.putETag(ctx, key, data, aws.String("*"), nil)
 }
 
-// PutIfMatch replaces key only if its current ETag is etag (If-Match).
-func (s *S3) PutIfMatch(ctx context.Context, key string, data []byte, etag string) error {
-	return s.put(ctx, key, data, nil, aws.String(etag))
+// PutIfMatch replaces key only if its current ETag is etag (If-Match), and
+// returns the ETag the store gave the new object: from the write's own
+// response, since a HEAD after it could see a later writer's object.
+func (s *S3) PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error) {
+	return s.putETag(ctx, key, data, nil, aws.String(etag))
 }
 
 func (s *S3) put(ctx context.Context, key string, data []byte, ifNoneMatch, ifMatch *string) error {
+	_, err := s.putETag(ctx, key, data, ifNoneMatch, ifMatch)
+	return err
+}
+
+func (s *S3) putETag(ctx context.Context, key string, data []byte, ifNoneMatch, ifMatch *string) (string, error) {
 	k, err := s.key(key)
 	if err != nil {
-		return err
+		return "", err
 	}
 	in := &transfermanager.UploadObjectInput{
 		Bucket:      aws.String(s.cfg.Bucket),
@@ -281,9 +289,10 @@ func (s *S3) put(ctx context.Context, key string, data []byte, ifNoneMatch, ifMa
 		in.StorageClass = tmtypes.StorageClass(s.cfg.StorageClass)
 	}
 	mayHaveLanded := false
-	return s.retry(ctx, "put", key, func() error {
+	var etag string
+	err = s.retry(ctx, "put", key, func() error {
 		in.Body = bytes.NewReader(data)
-		_, err := s.uploader.UploadObject(ctx, in)
+		out, err := s.uploader.UploadObject(ctx, in)
 		if err != nil {
 			var mpu transfermanager.MultipartUploadError
 			if errors.As(err, &mpu) {
@@ -299,8 +308,10 @@ func (s *S3) put(ctx context.Context, key string, data []byte, ifNoneMatch, ifMa
 			mayHaveLanded = true
 			return err
 		}
+		etag = aws.ToString(out.ETag)
 		return nil
 	})
+	return etag, err
 }
 
 // ETag returns the current ETag of key, for PutIfMatch.
@@ -322,11 +333,19 @@ func (s *S3) ETag(ctx context.Context, key string) (string, error) {
 }
 
 func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
+	data, _, err := s.GetWithETag(ctx, key)
+	return data, err
+}
+
+// GetWithETag reads key and the ETag of the object read, from one
+// response.
+func (s *S3) GetWithETag(ctx context.Context, key string) ([]byte, string, error) {
 	k, err := s.key(key)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var data []byte
+	var etag string
 	err = s.retry(ctx, "get", key, func() error {
 		out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(k)})
 		if err != nil {
@@ -337,9 +356,10 @@ func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
 		if err != nil {
 			return fmt.Errorf("get %s: %w", key, err)
 		}
+		etag = aws.ToString(out.ETag)
 		return nil
 	})
-	return data, err
+	return data, etag, err
 }
 
 func (s *S3) List(ctx context.Context, prefix string) ([]string, error) {

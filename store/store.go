@@ -60,12 +60,17 @@ type Store interface {
 	Delete(ctx context.Context, key string) error
 	// String names the store for logs, without credentials.
 	String() string
-	// PutIfAbsent writes key only if no object has it; an existing key
-	// yields an error wrapping ErrPreconditionFailed.
-	PutIfAbsent(ctx context.Context, key string, data []byte) error
-	// PutIfMatch replaces key only if its current ETag is etag.
-	PutIfMatch(ctx context.Context, key string, data []byte, etag string) error
-	// ETag returns the current ETag of key, for PutIfMatch.
+	// PutIfAbsent writes key only if no object has it, and returns the new
+	// object's ETag; an existing key yields an error wrapping
+	// ErrPreconditionFailed.
+	PutIfAbsent(ctx context.Context, key string, data []byte) (string, error)
+	// PutIfMatch replaces key only if its current ETag is etag, and
+	// returns the new object's ETag.
+	PutIfMatch(ctx context.Context, key string, data []byte, etag string) (string, error)
+	// GetWithETag reads an object and the ETag of what it read, in one
+	// step: an ETag read apart could be a later writer's.
+	GetWithETag(ctx context.Context, key string) ([]byte, string, error)
+	// ETag returns the current ETag of key.
 	ETag(ctx context.Context, key string) (string, error)
 }
 
