@@ -227,3 +227,34 @@ func TestMaintainCommitWhoseResponseIsLost(t *testing.T) {
 		t.Errorf("the table holds %d files after the commit, want the compacted one alone", len(live))
 	}
 }
+
+// TestCreationThatFailsButLandsIsTaken: a catalog that creates the
+// namespace and the table but answers with an error (Iceberg's
+// JDBC-backed REST server fails the insert another writer's creation of
+// the same namespace beat) leaves the table usable: the publisher sees
+// that they exist and goes on.
+func TestCreationThatFailsButLandsIsTaken(t *testing.T) {
+	ctx := context.Background()
+	fx := newFailureFixture(t, 8)
+	fx.fc.SetFail(func(c catalogfail.Call) error {
+		if c.Op == catalogfail.Create {
+			return catalogfail.ErrResponseLost
+		}
+		return nil
+	})
+	if _, err := fx.p.PrepareVersion(ctx, TableVersion{Table: "HR.EMPLOYEES", Version: 1, Schema: sourceSchema(1)}); err != nil {
+		t.Fatalf("prepare a new table whose creations fail after landing: %v", err)
+	}
+	creates := 0
+	for _, c := range fx.fc.Calls() {
+		if c.Op == catalogfail.Create && c.Ident[0] == "HR" {
+			creates++
+		}
+	}
+	if creates != 2 {
+		t.Errorf("%d creations went through the failing catalog, want the namespace's and the table's", creates)
+	}
+	if _, err := fx.other.LoadTable(ctx, "HR.EMPLOYEES"); err != nil {
+		t.Errorf("the table is not there: %v", err)
+	}
+}

@@ -242,16 +242,27 @@ func (p *Publisher) loadOrCreate(ctx context.Context, ident table.Identifier, tv
 	}
 	ns := catalog.NamespaceFromIdent(ident)
 	if err := p.cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
-		return nil, fmt.Errorf("create namespace %s for table %q: %w", strings.Join(ns, "."), tv.Table, err)
+		// Another instance creating it at the same moment may make the
+		// server fail rather than answer "already exists" (Iceberg's
+		// JDBC-backed REST server reports the lost insert as an SQL
+		// error): what counts is that the namespace is there.
+		if ok, cerr := p.cat.CheckNamespaceExists(ctx, ns); cerr != nil || !ok {
+			return nil, fmt.Errorf("create namespace %s for table %q: %w", strings.Join(ns, "."), tv.Table, err)
+		}
 	}
 	opts, err := p.createOptions(tv, want)
 	if err != nil {
 		return nil, err
 	}
 	tbl, err = p.cat.CreateTable(ctx, ident, want, opts...)
-	if errors.Is(err, catalog.ErrTableAlreadyExists) {
-		// Another instance created it first.
-		tbl, err = p.loadCreated(ctx, ident)
+	if err != nil {
+		// Another instance created it first, whether the server says
+		// so or fails the same way as above.
+		if errors.Is(err, catalog.ErrTableAlreadyExists) {
+			tbl, err = p.loadCreated(ctx, ident)
+		} else if ok, cerr := p.cat.CheckTableExists(ctx, ident); cerr == nil && ok {
+			tbl, err = p.loadCreated(ctx, ident)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("create table %s for %q: %w", name, tv.Table, err)

@@ -119,6 +119,12 @@ func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table
 // CreateNamespace creates the namespace through the wrapped catalog.
 func (c *Catalog) CreateNamespace(ctx context.Context, ns table.Identifier, props iceberg.Properties) error {
 	if err := c.check(Create, ns, false); err != nil {
+		if !errors.Is(err, ErrResponseLost) {
+			return err
+		}
+		if cerr := c.Catalog.CreateNamespace(ctx, ns, props); cerr != nil {
+			return cerr
+		}
 		return err
 	}
 	return c.Catalog.CreateNamespace(ctx, ns, props)
@@ -127,6 +133,12 @@ func (c *Catalog) CreateNamespace(ctx context.Context, ns table.Identifier, prop
 // CreateTable creates the table through the wrapped catalog.
 func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...catalog.CreateTableOpt) (*table.Table, error) {
 	if err := c.check(Create, ident, false); err != nil {
+		if !errors.Is(err, ErrResponseLost) {
+			return nil, err
+		}
+		if _, cerr := c.Catalog.CreateTable(ctx, ident, sc, opts...); cerr != nil {
+			return nil, cerr
+		}
 		return nil, err
 	}
 	tbl, err := c.Catalog.CreateTable(ctx, ident, sc, opts...)
@@ -157,9 +169,10 @@ func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs 
 	return md, loc, err
 }
 
-// ErrResponseLost, answered by a fail function for a commit, lets the
-// commit reach the wrapped catalog and land, then answers with it: a
-// response lost on its way back.
+// ErrResponseLost, answered by a fail function for a commit or a
+// creation, lets the call reach the wrapped catalog and land, then
+// answers with it: a response lost on its way back, or a server that
+// failed a creation another writer's made at the same moment.
 var ErrResponseLost = errors.New("injected: read tcp 127.0.0.1:5432: connection reset by peer (the commit landed)")
 
 // ErrDown is what Down answers: the catalog cannot be reached.
