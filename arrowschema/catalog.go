@@ -592,6 +592,10 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 		switch {
 		case c.hint(md.Table, mc.Name) != nil:
 			col.Type, col.TypeFrom = *c.hint(md.Table, mc.Name), "hint"
+			// Qlik's JSON writes binary values in hexadecimal, whatever
+			// the column's type: read as base64, a hex string whose
+			// length is a multiple of 4 would become other bytes.
+			col.Range.Hex = md.Format == cdc.FormatQlik && col.Type.Kind == KindBinary
 		case mc.NativeType != "":
 			t, r, err := QlikTypeOf(mc.NativeType)
 			if err != nil {

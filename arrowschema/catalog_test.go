@@ -975,6 +975,25 @@ func TestQlikIntegerWideningOpensAVersion(t *testing.T) {
 	}
 }
 
+// TestQlikBinaryHintStaysHex: a Qlik column hinted binary (an inferred
+// table's, or any) is read as Qlik writes binary, in hexadecimal; a
+// GoldenGate one as base64.
+func TestQlikBinaryHintStaysHex(t *testing.T) {
+	c := NewCatalog(Options{Hints: map[string]Type{"S.Q:B": {Kind: KindBinary}, "S.G:B": {Kind: KindBinary}}})
+	for table, format := range map[string]cdc.Format{"S.Q": cdc.FormatQlik, "S.G": cdc.FormatGoldenGate} {
+		md := cdc.TableMetadata{Table: table, Format: format, Columns: []cdc.Column{{Name: "B", Type: "string", Nullable: true}}}
+		if _, err := c.ApplyMetadata(md, "p1", time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if col := c.Current("S.Q").Columns[0]; col.Type.Kind != KindBinary || !col.Range.Hex {
+		t.Errorf("Qlik column hinted binary: %+v, want binary read as hex", col)
+	}
+	if col := c.Current("S.G").Columns[0]; col.Type.Kind != KindBinary || col.Range.Hex {
+		t.Errorf("GoldenGate column hinted binary: %+v, want binary read as base64", col)
+	}
+}
+
 // TestColumnsThatDifferOnlyInCaseAreRefused: DuckDB and Spark match column
 // names case-insensitively, so of columns A and a they would read one for
 // the other (and, across versions, a's values under A). Such metadata is
