@@ -3,6 +3,7 @@ package cdc
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -611,11 +612,49 @@ func (f *Field) Text(buf []byte) ([]byte, error) {
 	if f.Plain || !hasEscape(f.Value) {
 		return f.Value, nil
 	}
+	if unpairedSurrogate(f.Value) {
+		// Unescaped, it would become U+FFFD: a value the source never had.
+		return nil, errors.New("string holds an unpaired UTF-16 surrogate escape (\\uD800 to \\uDFFF), which names no character")
+	}
 	out, err := jsonparser.Unescape(f.Value, buf[:cap(buf)])
 	if err != nil {
 		return nil, errors.New("invalid string escape")
 	}
 	return out, nil
+}
+
+// unpairedSurrogate reports whether the JSON string text s (without its
+// quotes) escapes a UTF-16 surrogate that is not half of a pair.
+func unpairedSurrogate(s []byte) bool {
+	unit := func(i int) (rune, bool) { // the \uXXXX escape at s[i:]
+		if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(s[i+2:i+6]), 16, 16)
+		return rune(v), err == nil
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		r, ok := unit(i)
+		if !ok {
+			i++ // another escape: skip its character
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if lo, ok := unit(i + 6); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+				i += 11
+				continue
+			}
+			return true
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		}
+		i += 5
+	}
+	return false
 }
 
 // opText is the op-type field's string, unescaped.
