@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -542,7 +543,7 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation, changed <
 		return false
 	}
 
-	var drained sync.WaitGroup
+	var drained drainCount
 	genDone := make(chan struct{})
 	for _, p := range parts {
 		start := p.Offset
@@ -595,6 +596,13 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation, changed <
 		go func() { drained.Wait(); close(allDrained) }()
 		select {
 		case <-allDrained:
+			if drained.cut.Load() {
+				// A partition's reader stopped before its watermark: the
+				// generation ended (another member joined, a heartbeat
+				// failed) or its fetch failed (the pipeline has the
+				// error). The drain goes on in the next generation.
+				return ctx.Err() == nil
+			}
 			switch k.awaitOthers(ctx, names, genDone) {
 			case drainRebalanced:
 				return ctx.Err() == nil
@@ -641,7 +649,15 @@ const (
 	eventsQueued     = 8
 )
 
-func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partition int, name string, start, hw int64, drained *sync.WaitGroup) {
+// drainCount counts the partitions of a Once generation still being read
+// up to their watermarks; cut is set by a reader that stopped short of
+// its watermark.
+type drainCount struct {
+	sync.WaitGroup
+	cut atomic.Bool
+}
+
+func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partition int, name string, start, hw int64, drained *drainCount) {
 	var conns connCloser
 	f := &partitionFetcher{dialer: conns.dialer(k.cfg.Dialer), brokers: k.cfg.Brokers, topic: topic, partition: partition, name: name,
 		minBytes: k.cfg.MinBytes, maxBytes: k.cfg.MaxBytes, maxWait: k.cfg.MaxWait, log: k.log}
@@ -654,13 +670,18 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 		conns.close()
 	}()
 	signalled := false
-	signal := func() {
+	signal := func() { // the partition is read up to its watermark
 		if hw >= 0 && !signalled {
 			signalled = true
 			drained.Done()
 		}
 	}
-	defer signal()
+	defer func() {
+		if hw >= 0 && !signalled {
+			drained.cut.Store(true) // before Done: the waiter reads it after Wait
+			signal()
+		}
+	}()
 	if hw == 0 || (hw > 0 && (start >= hw || start == kafka.LastOffset)) {
 		// nothing to read up to the watermark seen at start
 		signal()

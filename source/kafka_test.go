@@ -236,3 +236,72 @@ func TestKafkaFetchSurvivesBrokenConnections(t *testing.T) {
 		t.Errorf("only %d fetches: too few for the test to have cut any connection", n)
 	}
 }
+
+// TestKafkaOnceDrainSurvivesARebalance: a member that joins the group
+// while a drain is under way ends the drain's generation before its
+// partitions are read; the drain must go on in the next generation (here,
+// once that member has left again) and end only when every record was
+// read, not take the cut-short readers for finished ones.
+func TestKafkaOnceDrainSurvivesARebalance(t *testing.T) {
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Broker) {
+		tp := b.Topic(t, 2)
+		const records = 6000
+		lines := make([][]byte, records)
+		for i := range lines {
+			lines[i] = fmt.Appendf(nil, `{"n":%d}`, i)
+		}
+		kafkatest.Produce(t, tp.Addrs, tp.Name, lines, func(l []byte) []byte { return l })
+		group := tp.Group("g-mid")
+		src, err := source.NewKafka(source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: group, Once: true,
+			MaxWait: 100 * time.Millisecond, DrainTimeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		joined := make(chan struct{})
+		var generations atomic.Int32
+		seen := map[string]bool{}
+		for {
+			m, err := src.Next(ctx)
+			if err == io.EOF {
+				break
+			}
+			if err == source.ErrIdle {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Control != nil {
+				if m.Control.Resume != nil {
+					generations.Add(1)
+					m.Control.Resume <- nil // no checkpoint: from the group's offsets
+				} else {
+					m.Control.Done <- nil
+				}
+				continue
+			}
+			if len(seen) == 0 {
+				go func() {
+					defer close(joined)
+					kafkatest.Join(t, tp, group, 10*time.Second).Leave()
+				}()
+			}
+			seen[m.Position()] = true
+			select {
+			case <-joined:
+			default:
+				time.Sleep(2 * time.Millisecond) // let the member join mid-drain
+			}
+		}
+		<-joined
+		if len(seen) != records {
+			t.Fatalf("the drain ended after %d of %d records (generations %d)", len(seen), records, generations.Load())
+		}
+		if generations.Load() < 2 {
+			t.Errorf("the drain read everything in its first generation: the member joined too late to test anything")
+		}
+	})
+}

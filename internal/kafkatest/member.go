@@ -115,6 +115,10 @@ func (m *Member) DieInNextGeneration(t testing.TB, tp Topic) []string {
 // heartbeats nor leaves the group.
 func (m *Member) Die() { m.cut.close() }
 
+// Leave makes the member leave the group, as a process that stops cleanly
+// does: the group rebalances at once.
+func (m *Member) Leave() { m.cg.Close() }
+
 // cutDialer dials until it is closed, then cuts what it dialed.
 type cutDialer struct {
 	mu     sync.Mutex
