@@ -98,3 +98,55 @@ func containsAll(have, want []string) bool {
 	}
 	return true
 }
+
+// TestKafkaOnceMembersDrainingTogether: two --once runs in one group
+// (a Job with two pods, or overlapping scheduled runs) split the
+// partitions. Each reads its own, then waits for the other's to be
+// committed: each must make its own durable and committed first, or each
+// waits for the other until the drain timeout and both fail. Both end
+// with exit 0 and every record exported once.
+func TestKafkaOnceMembersDrainingTogether(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a dead member's session to time out")
+	}
+	kafkatest.Each(t, testKafkaOnceMembersDrainingTogether)
+}
+
+func testKafkaOnceMembersDrainingTogether(t *testing.T, b kafkatest.Broker) {
+	tp, st := kafkaStream(t, b, 3000, 2)
+	group := tp.Group("g-two")
+	// A member that dies holding the group makes the two runs wait for
+	// its session to end, then share one generation.
+	kafkatest.Join(t, tp, group, 6*time.Second).Die()
+	dir := t.TempDir()
+	local, _ := store.NewLocal(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	type result struct {
+		records int64
+		err     error
+	}
+	results := make(chan result, 2)
+	for range 2 {
+		go func() {
+			sum, err := runKafkaWith(ctx, t, source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: group,
+				Once: true, MaxWait: 100 * time.Millisecond, DrainTimeout: 20 * time.Second}, local, nil)
+			results <- result{sum.Records, err}
+		}()
+	}
+	var counts []int64
+	for range 2 {
+		r := <-results
+		if r.err != nil {
+			t.Errorf("a run of the two: %v", r.err)
+		}
+		counts = append(counts, r.records)
+	}
+	if t.Failed() {
+		return
+	}
+	if counts[0] == 0 || counts[1] == 0 {
+		t.Errorf("records read by the two runs: %v; want both to have had partitions to drain", counts)
+	}
+	checkExactlyOnce(t, dir, st)
+}

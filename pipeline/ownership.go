@@ -164,6 +164,12 @@ func (r *runner) control(ctx context.Context, c *source.Control) error {
 		c.Resume <- resume
 		return nil
 	}
+	if c.Checkpoint != nil {
+		// A drain read its partitions: durable now, kept.
+		err := r.commit(ctx, "drain")
+		c.Checkpoint <- err
+		return err
+	}
 	// Giving up every partition: make all of it durable first, then forget
 	// it, since another instance may own it next.
 	err := r.commit(ctx, "rebalance")

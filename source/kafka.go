@@ -33,6 +33,12 @@ type Control struct {
 	// partitions (rebalance): the pipeline flushes and checkpoints them,
 	// then replies on Done.
 	Done chan<- error
+	// Checkpoint is set when a drain (Once) has read its partitions and
+	// waits for the group's others: the pipeline flushes and checkpoints
+	// them (acknowledging their offsets to the group), keeps them, and
+	// replies on Checkpoint. Another member draining beside this one may
+	// be waiting for exactly those offsets.
+	Checkpoint chan<- error
 }
 
 // KafkaConfig configures a Kafka source.
@@ -315,6 +321,11 @@ func (k *Kafka) event(ev *kafkaEvent) (m *Message, ok bool, err error) {
 		return nil, true, errEOF
 	}
 	if ev.ctl != nil {
+		if ev.ctl.Checkpoint != nil {
+			// Of a generation that ended, it is moot: the rebalance's
+			// Done checkpoints everything.
+			return &Message{Control: ev.ctl}, ev.gen == k.active, nil
+		}
 		if ev.ctl.Resume != nil {
 			k.active = ev.gen
 		} else {
@@ -603,7 +614,7 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation, changed <
 				// error). The drain goes on in the next generation.
 				return ctx.Err() == nil
 			}
-			switch k.awaitOthers(ctx, names, genDone) {
+			switch k.awaitOthers(ctx, names, gen.ID, genDone) {
 			case drainRebalanced:
 				return ctx.Err() == nil
 			case drainFailed:

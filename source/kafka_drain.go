@@ -134,9 +134,10 @@ func (k *Kafka) undrained(ctx context.Context, mine []string) (left []string, co
 // watermark, until the group has every other partition durable, or the
 // generation ends (the partitions left may come to this instance), or
 // DrainTimeout passes without progress.
-func (k *Kafka) awaitOthers(ctx context.Context, mine []string, genDone <-chan struct{}) drainEnd {
+func (k *Kafka) awaitOthers(ctx context.Context, mine []string, genID int32, genDone <-chan struct{}) drainEnd {
 	tick := time.NewTicker(drainPoll)
 	defer tick.Stop()
+	checkpointed := false
 	for {
 		left, committed, err := k.undrained(ctx, mine)
 		switch {
@@ -146,6 +147,16 @@ func (k *Kafka) awaitOthers(ctx context.Context, mine []string, genDone <-chan s
 			k.log.Warn("kafka drain: could not check the other members' partitions; trying again", "group", k.cfg.Group, "error", err)
 		case len(left) == 0:
 			return drainComplete
+		case !checkpointed && len(mine) > 0:
+			// The members holding the others may be draining too, and
+			// waiting for this instance's partitions as it waits for
+			// theirs: make them durable and committed in the group
+			// first, or both would wait until the timeout.
+			checkpointed = true
+			if end, ok := k.checkpointDrained(ctx, genID, genDone); !ok {
+				return end
+			}
+			continue
 		}
 		if err == nil {
 			if key := fmt.Sprint(left, committed); key != k.waitKey {
@@ -171,5 +182,26 @@ func (k *Kafka) awaitOthers(ctx context.Context, mine []string, genDone <-chan s
 		case <-ctx.Done():
 			return drainFailed
 		}
+	}
+}
+
+// checkpointDrained asks the pipeline to checkpoint this instance's
+// partitions, read up to their watermarks, and waits for it; ok is false
+// when the drain must end as end instead.
+func (k *Kafka) checkpointDrained(ctx context.Context, genID int32, genDone <-chan struct{}) (end drainEnd, ok bool) {
+	done := make(chan error, 1)
+	if !k.emit(ctx, kafkaEvent{ctl: &Control{Checkpoint: done}, gen: genID}) {
+		return drainFailed, false
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return drainFailed, false // the pipeline fails the run with it
+		}
+		return drainComplete, true
+	case <-genDone:
+		return drainRebalanced, false
+	case <-ctx.Done():
+		return drainFailed, false
 	}
 }

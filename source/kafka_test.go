@@ -76,9 +76,12 @@ func drainMessages(tb testing.TB, ctx context.Context, src *source.Kafka, onReco
 			tb.Fatal(err)
 		}
 		if m.Control != nil {
-			if m.Control.Resume != nil {
+			switch {
+			case m.Control.Resume != nil:
 				m.Control.Resume <- nil
-			} else {
+			case m.Control.Checkpoint != nil:
+				m.Control.Checkpoint <- nil
+			default:
 				m.Control.Done <- nil
 			}
 			continue
@@ -275,10 +278,13 @@ func TestKafkaOnceDrainSurvivesARebalance(t *testing.T) {
 				t.Fatal(err)
 			}
 			if m.Control != nil {
-				if m.Control.Resume != nil {
+				switch {
+				case m.Control.Resume != nil:
 					generations.Add(1)
 					m.Control.Resume <- nil // no checkpoint: from the group's offsets
-				} else {
+				case m.Control.Checkpoint != nil:
+					m.Control.Checkpoint <- nil
+				default:
 					m.Control.Done <- nil
 				}
 				continue

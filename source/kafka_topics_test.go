@@ -40,6 +40,8 @@ func (f *follower) next(t *testing.T, ctx context.Context) {
 		slices.Sort(ps)
 		f.events = append(f.events, "R "+strings.Join(ps, ","))
 		m.Control.Resume <- nil
+	case m.Control != nil && m.Control.Checkpoint != nil:
+		m.Control.Checkpoint <- f.src.Ack(ctx, f.last)
 	case m.Control != nil:
 		f.events = append(f.events, "D")
 		m.Control.Done <- f.src.Ack(ctx, f.last)
