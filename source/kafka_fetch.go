@@ -193,6 +193,13 @@ func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func(
 	if len(chunk) > 0 && !stopped {
 		stopped = !deliver(chunk)
 	}
+	if bo := batch.Offset(); !stopped && bo > next {
+		// The batch ended in records that compaction removed: kafka-go
+		// moves its offset past them with no message to say so, and
+		// asking for the same offset again would return the same batch
+		// for ever.
+		next = bo
+	}
 	err := batch.Close()
 	if f.conn != nil {
 		f.conn.SetReadDeadline(time.Time{})
