@@ -24,7 +24,7 @@ func TestValidateChecksTheEffectiveConfiguration(t *testing.T) {
 	}
 
 	env := map[string]string{"EXPORTER_CONFIG": cfg, "EXPORTER_PARTITION_BY": "week", "EXPORTER_TYPE_HINT": "nocolon=int64"}
-	code, _, stderr = runExporter(t, env, "validate", "--file-max-rows", "many", "--bogus", "--sink", "ftp://x", "--no-before-image")
+	code, _, stderr = runExporter(t, env, "validate", "--file-max-rows", "many", "--bogus", "--sink", "ftp://x", "--no-before-image", "--file-max-bytes", "4294967296")
 	if code != exitUsage {
 		t.Fatalf("exit %d, want %d:\n%s", code, exitUsage, stderr)
 	}
@@ -35,6 +35,7 @@ func TestValidateChecksTheEffectiveConfiguration(t *testing.T) {
 		"--bogus: unknown flag",                         // a flag run does not have
 		"--sink: \"ftp://x\" is not a sink",             // a flag over the file, checked with the rest
 		"EXPORTER_TYPE_HINT: type hint key \"nocolon\"", // a variable checked with the rest
+		"--file-max-bytes 4294967296 is above",          // past what 32-bit sizes hold
 	} {
 		if !strings.Contains(stderr, "\n  "+want) {
 			t.Errorf("no line %q in:\n%s", want, stderr)
@@ -43,8 +44,8 @@ func TestValidateChecksTheEffectiveConfiguration(t *testing.T) {
 	if n := strings.Count(stderr, "week"); n != 1 {
 		t.Errorf("the bad variable is reported %d times:\n%s", n, stderr)
 	}
-	if !strings.HasPrefix(stderr, cfg+": 6 problem(s)\n") {
-		t.Errorf("want 6 problems of %s:\n%s", cfg, stderr)
+	if !strings.HasPrefix(stderr, cfg+": 7 problem(s)\n") {
+		t.Errorf("want 7 problems of %s:\n%s", cfg, stderr)
 	}
 
 	// Fixed by the flags and the environment over the same file, with

@@ -23,6 +23,9 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
+// maxFileBytes caps --file-max-bytes: see pipelineConfig.
+const maxFileBytes = 1 << 30
+
 // pipelineConfig checks every option and reports all problems at once.
 func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.Config, func(once bool) (source.Source, error), error) {
 	var problems []string
@@ -83,6 +86,11 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 	}
 	if r.FileMaxRows <= 0 || r.FileMaxBytes <= 0 || r.FileMaxAge <= 0 || r.RowGroupRows <= 0 {
 		add("--file-max-rows, --file-max-bytes, --file-max-age and --row-group-rows must be positive")
+	}
+	if r.FileMaxBytes > maxFileBytes {
+		// A column of a file holds its values in one Arrow array and
+		// its pages carry 32-bit sizes: past 2 GiB they would wrap.
+		add("--file-max-bytes %d is above %d (1 GiB): a file's columns must stay within Arrow's and Parquet's 32-bit sizes; lower it", r.FileMaxBytes, int64(maxFileBytes))
 	}
 	cfg.Writer = writer.Config{MaxRows: r.FileMaxRows, MaxBytes: r.FileMaxBytes, MaxAge: r.FileMaxAge, RowGroupRows: r.RowGroupRows,
 		Compression: r.Compression, CompressionLevel: r.CompressionLevel, Encoder: r.ParquetEncoder,
