@@ -227,9 +227,12 @@ func (k *Kafka) firstTopics(ctx context.Context) (topicSet, bool) {
 }
 
 // topicGone reports whether the brokers say topic's partition no longer
-// exists (the topic was deleted); an error reading that says no.
+// exists (the topic was deleted); an error reading that says no, and so
+// does an error the brokers report for the topic other than "unknown"
+// (no leader during an election, not authorized): a partition taken for
+// deleted is given up, and in a drain counted as done.
 func (k *Kafka) topicGone(ctx context.Context, topic string, partition int) bool {
-	set, err := k.readTopics(ctx, nil)
+	set, err := k.readTopics(ctx, topicSet{topic: partition + 1})
 	return err == nil && set[topic] <= partition
 }
 

@@ -1,8 +1,17 @@
 package source
 
 import (
+	"context"
+	"net"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // A pattern matches whole topic names, never an internal topic; a listed
@@ -65,5 +74,72 @@ func TestTopicSetChanges(t *testing.T) {
 	}
 	if now.equal(old) || !old.equal(topicSet{"c": 3, "b": 2, "a": 1}) {
 		t.Error("equal")
+	}
+}
+
+// A partition is taken for deleted only when the brokers say its topic
+// is unknown or has fewer partitions: an error they report for the topic
+// (no leader during an election, not authorized) is no deletion, or the
+// partition would be given up, and in a drain counted as done.
+func TestTopicGoneOnlyWhenTheBrokersSaySo(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "cdc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	k, err := NewKafka(KafkaConfig{Brokers: c.ListenAddrs(), Topics: []string{"cdc"}, Group: "g-gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// Every metadata request is answered by the test while mode is set.
+	type mode struct {
+		code int16
+		keep bool
+	}
+	var current atomic.Pointer[mode]
+	host, port, _ := net.SplitHostPort(c.ListenAddrs()[0])
+	p, _ := strconv.Atoi(port)
+	c.ControlKey(int16(kmsg.Metadata), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		m := current.Load()
+		if m == nil {
+			return nil, nil, false
+		}
+		resp := req.(*kmsg.MetadataRequest).ResponseKind().(*kmsg.MetadataResponse)
+		resp.Brokers = []kmsg.MetadataResponseBroker{{NodeID: 0, Host: host, Port: int32(p)}}
+		if m.keep {
+			tp := kmsg.NewMetadataResponseTopic()
+			tp.Topic = kmsg.StringPtr("cdc")
+			tp.ErrorCode = m.code
+			resp.Topics = append(resp.Topics, tp)
+		}
+		return resp, nil, true
+	})
+	answer := func(code int16, keep bool) { current.Store(&mode{code, keep}) }
+	for _, tc := range []struct {
+		what string
+		code int16
+		keep bool
+		want bool
+	}{
+		{"no leader", kerr.LeaderNotAvailable.Code, true, false},
+		{"not authorized", kerr.TopicAuthorizationFailed.Code, true, false},
+		{"unknown", kerr.UnknownTopicOrPartition.Code, true, true},
+		{"absent", 0, false, true},
+	} {
+		answer(tc.code, tc.keep)
+		if got := k.topicGone(ctx, "cdc", 1); got != tc.want {
+			t.Errorf("%s: topicGone = %v, want %v", tc.what, got, tc.want)
+		}
+	}
+	current.Store(nil) // the cluster answers as it is
+	if k.topicGone(ctx, "cdc", 1) {
+		t.Error("partition 1 of a 2-partition topic taken for deleted")
+	}
+	if !k.topicGone(ctx, "cdc", 2) {
+		t.Error("partition 2 of a 2-partition topic not taken for deleted")
 	}
 }
