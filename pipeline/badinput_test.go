@@ -215,16 +215,20 @@ func TestGoldenGateColumnsNamedLikeQlikMetacolumns(t *testing.T) {
 	equalLines(t, "rows", rowStrings(rows), []string{"1|v|w"})
 }
 
-// An input file listed twice, by its path and by another spelling of it,
-// is read once: every row is written once, under one version per change
+// An input file listed twice, by its path and by another spelling of it
+// or a link to it, is read once: every row is written once, under one version per change
 // (read twice in one partition, the rows were written twice and the DDL
 // opened two more versions).
 func TestAFileListedTwiceIsReadOnce(t *testing.T) {
 	ddl := `{"op_type":"DDL","op_ts":"2026-07-13T04:01:02Z","pos":"d","ddl":{"object":{"catalog":"","schema":"S","object":"T"},"statement":"ALTER TABLE S.T ADD (X NUMBER(10))"}}`
 	p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join([]string{ordersMeta, dml("1", ""), ddl, dml("2", `,"X":5`)}, "\n"))
 	again := filepath.Dir(p) + "/./" + filepath.Base(p)
+	link := filepath.Join(t.TempDir(), "link.jsonl")
+	if err := os.Symlink(p, link); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	sum, err := export(t, dir, nil, p, again, p)
+	sum, err := export(t, dir, nil, p, again, link, p)
 	if err != nil || sum.Rejected != 0 {
 		t.Fatalf("%+v %v", sum, err)
 	}

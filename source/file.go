@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -92,9 +93,11 @@ func NewFiles(paths []string, maxRecordBytes int, stdin io.Reader) (*Files, erro
 	return f, nil
 }
 
-// uniquePaths drops the paths that name a file listed before them.
+// uniquePaths drops the paths that name a file listed before them: by
+// another spelling, or through a link (os.SameFile).
 func uniquePaths(paths []string) []string {
 	seen := make(map[string]bool, len(paths))
+	var files []os.FileInfo
 	out := make([]string, 0, len(paths))
 	for _, p := range paths {
 		key := p
@@ -103,10 +106,19 @@ func uniquePaths(paths []string) []string {
 				key = abs // cleaned: ./a.jsonl and a.jsonl are one file
 			}
 		}
-		if !seen[key] {
-			seen[key] = true
-			out = append(out, p)
+		if seen[key] {
+			continue
 		}
+		seen[key] = true
+		if p != "-" {
+			if st, err := os.Stat(p); err == nil {
+				if slices.ContainsFunc(files, func(f os.FileInfo) bool { return os.SameFile(f, st) }) {
+					continue
+				}
+				files = append(files, st)
+			}
+		}
+		out = append(out, p)
 	}
 	return out
 }
@@ -206,7 +218,8 @@ func (f *Files) open(path string) (*fileReader, error) {
 		// record, which would otherwise be rejected as malformed JSON.
 		r.Discard(len(utf8BOM))
 	}
-	return &fileReader{name: name, partition: part, r: r, closer: closer, max: f.maxBytes, stdin: path == "-", gz: members}, nil
+	return &fileReader{name: name, partition: part, r: r, closer: closer, max: f.maxBytes, stdin: path == "-",
+		final: path == "-" && f.stdinName == "", gz: members}, nil
 }
 
 const utf8BOM = "\xef\xbb\xbf"
@@ -340,7 +353,11 @@ type fileReader struct {
 	buf   []byte // a line longer than the read buffer, as kept
 	rec   []byte // the pretty-printed record being joined
 	msg   Message
-	stdin bool // cannot be read again: an incomplete record is final
+	stdin bool // reads stdin: only buffered input is ready (Ready)
+	// final says the input cannot be read again, so an incomplete record
+	// at its end is final: an unnamed stdin. A file, and a named stdin
+	// stream that is fed again after a crash, leave it for the next run.
+	final bool
 	// cur is the line being framed, more the one read after it.
 	cur, more lineRead
 	// pending is a line read as the end of a broken record that begins
@@ -544,7 +561,7 @@ func (r *fileReader) next() (*Message, error) {
 		case l.open:
 			// The input ends in the line, brackets open: a record still
 			// being written, unless it is final or already too long.
-			if !r.stdin && l.size <= int64(r.max) {
+			if !r.final && l.size <= int64(r.max) {
 				return r.leaveIncomplete(l.num, l.size)
 			}
 			return r.emit(l.b, l.num, l.size), nil
@@ -569,7 +586,7 @@ func (r *fileReader) joinRecord(first *lineRead) (*Message, error) {
 		l := &r.more
 		err := r.readLine(l)
 		if err == io.EOF {
-			if !r.stdin && size <= int64(r.max) && (styled || bracketOnly) {
+			if !r.final && size <= int64(r.max) && (styled || bracketOnly) {
 				return r.leaveIncomplete(first.num, size)
 			}
 			break
@@ -594,7 +611,7 @@ func (r *fileReader) joinRecord(first *lineRead) (*Message, error) {
 			r.rec = append(append(r.rec, '\n'), l.b...)
 		}
 		if l.open && ds.d > 0 {
-			if !r.stdin && size <= int64(r.max) {
+			if !r.final && size <= int64(r.max) {
 				return r.leaveIncomplete(first.num, size)
 			}
 			break

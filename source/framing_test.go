@@ -253,3 +253,30 @@ func TestGzipDamagedMember(t *testing.T) {
 		t.Errorf("error %v: want one naming %s and %q", err, p, want)
 	}
 }
+
+// TestNamedStdinLeavesAnIncompleteRecord: a named stdin stream is fed
+// again after a crash, so a record cut off at its end is left for that
+// run, as a file's is; an unnamed one is read once, and its cut-off
+// record is final (a broken record for the dead letters).
+func TestNamedStdinLeavesAnIncompleteRecord(t *testing.T) {
+	input := jsonLines(1)[0] + "\n" + `{"op_type":"I","after":{"A":1`
+	for _, c := range []struct {
+		name       string
+		open       func() (*Files, error)
+		messages   int
+		incomplete int
+	}{
+		{"named", func() (*Files, error) { return NewNamedStdin("feed", 0, strings.NewReader(input)) }, 1, 1},
+		{"unnamed", func() (*Files, error) { return NewFiles([]string{"-"}, 0, strings.NewReader(input)) }, 2, 0},
+	} {
+		s, err := c.open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, s)
+		if inc := s.IncompleteRecords(); len(got) != c.messages || len(inc) != c.incomplete {
+			t.Errorf("%s stdin: %d messages, %d left incomplete; want %d and %d", c.name, len(got), len(inc), c.messages, c.incomplete)
+		}
+		s.Close()
+	}
+}
