@@ -427,6 +427,13 @@ func (c *Catalog) ApplyDDL(table, statement, pos string, ts time.Time) (*Event, 
 		st.openingDDL = statement
 		return nil, nil
 	}
+	if pos != "" && cur.OpenedAtPos == pos && cur.DDL == statement {
+		// The record that opened the version in force, read again: a
+		// replay from a checkpoint older than the version (one rebuilt
+		// from the lake, whose catalog is the newest version). It is
+		// that version, not another.
+		return nil, nil
+	}
 	md := cdc.TableMetadata{Table: table, Columns: append([]cdc.Column(nil), cur.Metadata.Columns...)}
 	// A version that waits for its metadata has columns that may be stale,
 	// so a later statement applied to them must wait as well.

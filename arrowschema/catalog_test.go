@@ -1133,3 +1133,24 @@ func TestDDLWithoutMetadataIsListed(t *testing.T) {
 		t.Errorf("DDLWithoutMetadata() = %q, want the two tables without metadata, sorted", got)
 	}
 }
+
+// TestReplayedDDLIsTheVersionItOpened: the DDL record that opened the
+// version in force, read again (a replay from a checkpoint rebuilt from
+// the lake, whose catalog is already at the newest version), opens no
+// other version; the same statement at another position is a change of
+// its own.
+func TestReplayedDDLIsTheVersionItOpened(t *testing.T) {
+	c := NewCatalog(Options{})
+	mustMetadata(t, c, stringTable("ID", "A"), "p1")
+	const stmt = "ALTER TABLE S.T ADD (B VARCHAR2(10))"
+	if ev := mustDDL(t, c, "S.T", stmt, "p3"); ev == nil || ev.Version.Number != 2 {
+		t.Fatalf("the DDL: %+v, want version 2 opened", ev)
+	}
+	mustMetadata(t, c, stringTable("ID", "A", "B"), "p4") // its refresh
+	if ev := mustDDL(t, c, "S.T", stmt, "p3"); ev != nil || c.Current("S.T").Number != 2 {
+		t.Errorf("the same DDL record again: %+v, version %d; want nothing new", ev, c.Current("S.T").Number)
+	}
+	if ev := mustDDL(t, c, "S.T", stmt, "p9"); ev == nil || ev.Version.Number != 3 {
+		t.Errorf("the statement at another position: %+v, want version 3", ev)
+	}
+}
