@@ -681,3 +681,44 @@ func TestMemoryGaugesMoveWithATrickleOfRecords(t *testing.T) {
 		t.Errorf("gauges saw %d bytes buffered and a budget of %d, want some bytes and %d", g.bytes, g.budget, 64<<20)
 	}
 }
+
+// clockedSource moves a fake clock on by step at every record it hands
+// out: a source that is slow but never idle for a second.
+type clockedSource struct {
+	source.Source
+	now  *time.Time
+	step time.Duration
+}
+
+func (s *clockedSource) Next(ctx context.Context) (*source.Message, error) {
+	*s.now = s.now.Add(s.step)
+	return s.Source.Next(ctx)
+}
+
+// TestSlowSteadySourceIsCommittedByAge: records that come 25 ms apart,
+// never a second apart (so the source never reports idle), still get
+// their age flushes and commit rounds (checked about once a second): 400
+// of them span 10 s, twenty times --file-max-age.
+func TestSlowSteadySourceIsCommittedByAge(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "slow.jsonl")
+	st := generate(t, in, gen.Options{Records: 400, Tables: 1, Seed: 5})
+	dir := t.TempDir()
+	obs := &checkpointCounter{}
+	now := time.Date(2026, 7, 13, 4, 0, 0, 0, time.UTC)
+	_, err := export(t, dir, func(c *pipeline.Config) {
+		c.Source = &clockedSource{Source: c.Source, now: &now, step: 25 * time.Millisecond}
+		c.Now = func() time.Time { return now }
+		c.Writer.MaxAge = 500 * time.Millisecond
+		c.Observer = obs
+		c.DecodeWorkers = -1 // one goroutine reads the clock
+	}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := obs.n.Load(); got < 5 {
+		t.Errorf("%d checkpoints over 10 s of records with --file-max-age 500ms, want one about every second", got)
+	}
+	if got := countRows(t, dir); got != st.DML {
+		t.Errorf("%d rows, want %d", got, st.DML)
+	}
+}
