@@ -221,6 +221,14 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 			r.sum.Skipped++
 			return nil
 		}
+		if v == nil {
+			// Its metadata was refused for the name, or is yet to come
+			// (or to be inferred from this record): not held for, nor
+			// inferred into, a table that cannot be written.
+			if rej := r.checkTableName(rec.Table); rej != nil {
+				return r.reject(m, rec.Table, rej)
+			}
+		}
 		if r.cfg.InferColumns && rec.Format == cdc.FormatQlik && (v == nil || v.Metadata.Inferred) {
 			var err error
 			if v, err = r.infer(ctx, catalog, v, rec, m); err != nil {
@@ -228,13 +236,6 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 					return nil // dead-lettered once, not held to be rejected again
 				}
 				return err
-			}
-		}
-		if v == nil {
-			// Its metadata was refused for the name, or is yet to come:
-			// not held for metadata that cannot be taken.
-			if rej := r.checkTableName(rec.Table); rej != nil {
-				return r.reject(m, rec.Table, rej)
 			}
 		}
 		if !replay && (v == nil || v.Hold || r.held.holding(r.heldKey(m.Partition, rec.Table))) {

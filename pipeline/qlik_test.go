@@ -283,3 +283,28 @@ func TestQlikInferredColumnsIgnoreMasks(t *testing.T) {
 	rows := query(t, openDuck(t), `SELECT A, B, C, absent_columns::VARCHAR, changed_columns::VARCHAR FROM `+lakeGlob(dir, "S.J")+` ORDER BY A`)
 	equalLines(t, "inferred", rowStrings(rows), []string{"1|NULL|c1|NULL|NULL", "2|b2|c2|NULL|NULL", "3|NULL|c3|NULL|NULL"})
 }
+
+// TestInferredTableWithABadNameIsDeadLettered: with inferred columns, a
+// Qlik table whose name makes no folder is a bad table name for the dead
+// letters, as with a metadata message; it stopped every run.
+func TestInferredTableWithABadNameIsDeadLettered(t *testing.T) {
+	long := strings.Repeat("S", 128) + "." + strings.Repeat("T", 128)
+	schema, table, _ := strings.Cut(long, ".")
+	lines := []string{
+		`{"schema":"APP","table":"EVENTS","headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","streamPosition":"p1"},"data":{"ID":"1"}}`,
+		`{"schema":"` + schema + `","table":"` + table + `","headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:01","streamPosition":"p2"},"data":{"ID":"2"}}`,
+		`{"schema":"APP","table":"EVENTS","headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:02","streamPosition":"p3"},"data":{"ID":"3"}}`,
+	}
+	p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join(lines, "\n"))
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) {
+		c.Decoder = cdc.NewQlik(cdc.QlikOptions{})
+		c.InferColumns = true
+	}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.RejectedBy[cdc.ReasonBadTableName] != 1 || sum.RowsByTable["APP.EVENTS"] != 2 {
+		t.Errorf("rejected %v, rows %v: want the long name's record as %s and APP.EVENTS' 2 rows", sum.RejectedBy, sum.RowsByTable, cdc.ReasonBadTableName)
+	}
+}
