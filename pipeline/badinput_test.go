@@ -154,6 +154,44 @@ func TestMaxRejectsFailsTheRunButKeepsGoodData(t *testing.T) {
 	}
 }
 
+// TestRejectLimitPassedByReleasedRecordsLosesNone: held records released
+// at a commit, one of which passes --max-rejects, are all written or
+// dead-lettered before the checkpoint covers them (the ones after the
+// reject were dropped), and the run fails with the limit.
+func TestRejectLimitPassedByReleasedRecordsLosesNone(t *testing.T) {
+	noMeta := func(id string) string { return strings.Replace(dml(id, ""), `"S.T"`, `"NO.META"`, 1) }
+	for _, c := range []struct {
+		name     string
+		lines    []string
+		dlq, ids string
+	}{
+		// Held for NO.META's metadata, which never comes: both rejected
+		// at the end, the first past the limit.
+		{"never completed", []string{ordersMeta, dml("1", ""), noMeta("7"), noMeta("8"), dml("2", "")}, "[3 4]", "1,2"},
+		// Held until S.T's metadata comes; the second has a bad value.
+		{"released by metadata", []string{dml("1", ""), dml("2", `,"N":"two"`), dml("3", ""), ordersMeta}, "[2]", "1,3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join(c.lines, "\n"))
+			dir := t.TempDir()
+			if _, err := export(t, dir, func(c *pipeline.Config) { c.MaxRejects = 0 }, p); !errors.Is(err, pipeline.ErrTooManyRejects) {
+				t.Fatalf("err = %v, want ErrTooManyRejects", err)
+			}
+			// A rerun without the limit finds nothing left to do.
+			if _, err := export(t, dir, nil, p); err != nil {
+				t.Fatal(err)
+			}
+			if got := dlqOffsets(t, dir); got != c.dlq {
+				t.Errorf("dead letters at lines %s, want %s", got, c.dlq)
+			}
+			rows := query(t, openDuck(t), `SELECT string_agg(CAST(ID AS BIGINT)::VARCHAR, ',' ORDER BY ID) FROM `+lakeGlob(dir, "S.T"))
+			if got := rowStrings(rows)[0]; got != c.ids {
+				t.Errorf("rows %s, want %s", got, c.ids)
+			}
+		})
+	}
+}
+
 // TestHostileTableNamesStayInsideTheSink: a table name can never write
 // outside the sink, and two names never share a folder.
 func TestHostileTableNamesStayInsideTheSink(t *testing.T) {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -111,6 +112,7 @@ func (r *runner) hold(ctx context.Context, m *source.Message, data []byte, table
 // with whatever version is in force (or rejected if none); otherwise only
 // when the table has a version that does not hold.
 func (r *runner) release(ctx context.Context, catalog *arrowschema.Catalog, table string, force bool) error {
+	var limit error // the reject limit passed: reported once all are placed
 	for _, key := range r.held.keys() {
 		held := r.held.recs[key]
 		if heldTable(key) != table || r.cats.of(held[0].msg.Partition) != catalog {
@@ -134,11 +136,18 @@ func (r *runner) release(ctx context.Context, catalog *arrowschema.Catalog, tabl
 		r.log.Info("releasing held DML", "table", table, "records", len(held), "forced", force)
 		for i := range held {
 			if err := r.handle(ctx, &held[i].msg, held[i].data, true); err != nil {
+				if errors.Is(err, ErrTooManyRejects) {
+					// That record is dead-lettered; the ones after it,
+					// out of the hold now and covered by the next
+					// checkpoint, must still be written or rejected.
+					limit = err
+					continue
+				}
 				return err
 			}
 		}
 	}
-	return nil
+	return limit
 }
 
 func (r *runner) releaseKey(ctx context.Context, key string) error {

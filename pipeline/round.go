@@ -59,9 +59,15 @@ func (r *runner) periodic(ctx context.Context, now time.Time) error {
 // protocol checkpoints each partition (fenced) and only then tells the
 // source.
 func (r *runner) commit(ctx context.Context, reason string) error {
+	// Passing the reject limit while released records are placed still
+	// commits them all; the run then ends with the limit's error.
+	var limit error
 	for _, k := range r.held.keys() {
-		if err := r.releaseKey(ctx, k); err != nil && !errors.Is(err, ErrTooManyRejects) {
-			return err
+		if err := r.releaseKey(ctx, k); err != nil {
+			if !errors.Is(err, ErrTooManyRejects) {
+				return err
+			}
+			limit = err
 		}
 	}
 	files, err := r.writer.FlushAll(reason)
@@ -99,7 +105,7 @@ func (r *runner) commit(ctx context.Context, reason string) error {
 		r.log.Info("checkpoint written", "reason", reason, "partitions", n)
 	}
 	r.cfg.Observer.Buffered(r.budget.dataBytes(), r.cfg.MaxBufferBytes)
-	return nil
+	return limit
 }
 
 // filePartitioner is implemented by file sources: the partitions of
