@@ -215,12 +215,6 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 			}
 			v.MarkWritten()
 		}
-		if ps := r.commits.Partition(m.Partition); ps != nil && ps.Durable(m.Offset) {
-			// durable since an earlier run: metadata above was replayed,
-			// the row change is not written again
-			r.sum.Skipped++
-			return nil
-		}
 		if v == nil {
 			// Its metadata was refused for the name, or is yet to come
 			// (or to be inferred from this record): not held for, nor
@@ -230,6 +224,9 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 			}
 		}
 		if r.cfg.InferColumns && rec.Format == cdc.FormatQlik && (v == nil || v.Metadata.Inferred) {
+			// Also for a record skipped below: its columns are metadata,
+			// replayed like a metadata record's, so that a rerun builds
+			// the versions the first run did.
 			var err error
 			if v, err = r.infer(ctx, catalog, v, rec, m); err != nil {
 				if errors.Is(err, errRejected) {
@@ -237,6 +234,12 @@ func (r *runner) handleDecoded(ctx context.Context, m *source.Message, data []by
 				}
 				return err
 			}
+		}
+		if ps := r.commits.Partition(m.Partition); ps != nil && ps.Durable(m.Offset) {
+			// durable since an earlier run: metadata above was replayed,
+			// the row change is not written again
+			r.sum.Skipped++
+			return nil
 		}
 		if !replay && (v == nil || v.Hold || r.held.holding(r.heldKey(m.Partition, rec.Table))) {
 			return r.hold(ctx, m, data, rec.Table)

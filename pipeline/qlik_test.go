@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -306,5 +307,42 @@ func TestInferredTableWithABadNameIsDeadLettered(t *testing.T) {
 	}
 	if sum.RejectedBy[cdc.ReasonBadTableName] != 1 || sum.RowsByTable["APP.EVENTS"] != 2 {
 		t.Errorf("rejected %v, rows %v: want the long name's record as %s and APP.EVENTS' 2 rows", sum.RejectedBy, sum.RowsByTable, cdc.ReasonBadTableName)
+	}
+}
+
+// TestInferredVersionsAreRebuiltOnARerun: a rerun over a grown file
+// replays the columns of the records it skips as durable, so the new
+// record's columns open the version a single run would have given them,
+// and the earlier versions' _schemas documents stay as written.
+func TestInferredVersionsAreRebuiltOnARerun(t *testing.T) {
+	lines := []string{
+		`{"headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00","streamPosition":"p1"},"data":{"ID":"1","NAME":"a"}}`,
+		`{"headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:01","streamPosition":"p2"},"data":{"ID":"2","NAME":"b","EXTRA":"x"}}`,
+	}
+	grown := `{"headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:02","streamPosition":"p3"},"data":{"ID":"3","NAME":"c","OTHER":"y"}}`
+	qlik := func(c *pipeline.Config) {
+		c.Decoder = cdc.NewQlik(cdc.QlikOptions{DefaultTable: "APP.EVENTS"})
+		c.InferColumns = true
+	}
+	dir := t.TempDir()
+	p := writeFile(t, t.TempDir(), "in.jsonl", strings.Join(lines, "\n")+"\n")
+	if _, err := export(t, dir, qlik, p); err != nil {
+		t.Fatal(err)
+	}
+	v1, err := os.ReadFile(filepath.Join(dir, "_schemas", "APP.EVENTS", "v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Join(append(lines, grown), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := export(t, dir, qlik, p); err != nil {
+		t.Fatal(err)
+	}
+	rows := query(t, openDuck(t), `SELECT ID, schema_version FROM `+lakeGlob(dir, "APP.EVENTS")+` ORDER BY ID`)
+	equalLines(t, "versions", rowStrings(rows), []string{"1|1", "2|2", "3|3"})
+	writtenAt := regexp.MustCompile(`"written_at": "[^"]*"`)
+	if again, _ := os.ReadFile(filepath.Join(dir, "_schemas", "APP.EVENTS", "v1.json")); writtenAt.ReplaceAllString(string(again), "") != writtenAt.ReplaceAllString(string(v1), "") {
+		t.Errorf("_schemas v1 changed by the rerun:\n%s\nwas\n%s", again, v1)
 	}
 }
