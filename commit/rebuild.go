@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
@@ -26,7 +28,10 @@ import (
 //     offset so far must be of a committed round (an uncommitted one
 //     starts past the true checkpoint, which is at or past the offset so
 //     far): it is adopted and the offset grows to its last offset; this
-//     repeats until no more such files;
+//     repeats until no more such files. A file whose offsets overlap a
+//     kept file of its table is not adopted: it is another run's copy of
+//     rows already kept (a run fenced, or killed before it deleted its
+//     files), and is deleted with those of step 3;
 //  3. every other file of a pending intent is deleted (those never
 //     uploaded are forgotten), and the intents removed: their records lie
 //     past the offset and are read again.
@@ -163,10 +168,19 @@ func settle(ctx context.Context, s Store, files []FileRange, intents []checkpoin
 		kept = append(kept, f)
 		offset = max(offset, f.LastOffset)
 	}
+	// A pending file whose rows a kept file of its table already holds
+	// is another run's copy of them (one fenced, or killed before it
+	// deleted its files): deleted, not adopted.
+	copied := func(f FileRange) bool {
+		return slices.ContainsFunc(kept, func(k FileRange) bool {
+			return k.Table == f.Table && k.FirstOffset <= f.LastOffset && f.FirstOffset <= k.LastOffset
+		})
+	}
 	for grew := true; grew; {
 		grew = false
-		for k, f := range pending {
-			if f.FirstOffset <= offset {
+		for _, k := range slices.Sorted(maps.Keys(pending)) {
+			f := pending[k]
+			if f.FirstOffset <= offset && !copied(f) {
 				kept = append(kept, f)
 				offset = max(offset, f.LastOffset)
 				delete(pending, k)

@@ -143,3 +143,41 @@ func TestRebuildRefusesWhatMayBeLive(t *testing.T) {
 		t.Errorf("checkpoint written during the rebuild: %v, want ErrFenced", err)
 	}
 }
+
+// TestRebuildDeletesAFencedRunsCopy: a file of a pending intent whose rows
+// a kept file of its table already holds (a second run over the
+// partition, killed after its refused checkpoint and before it deleted
+// its files) is deleted, not adopted: adopted, its rows were in the lake
+// twice.
+func TestRebuildDeletesAFencedRunsCopy(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	put := func(key string, first, last int64) {
+		st.put(key, []byte(fmt.Sprintf("%d-%d", first, last)))
+	}
+	put("T/v1/part-p-00000000000000000000-runa.parquet", 0, 3) // committed
+	put("T/v1/part-p-00000000000000000000-runb.parquet", 0, 3) // the fenced run's copy
+	put("U/v1/part-p-00000000000000000002-runa.parquet", 2, 2) // committed, another table
+	if _, err := checkpoint.WriteIntent(ctx, st, "p", 0, []string{"T/v1/part-p-00000000000000000000-runb.parquet"}, "runb"); err != nil {
+		t.Fatal(err)
+	}
+	st.put(checkpoint.Key("p"), []byte("{"))
+	table := func(k string) string { return k[:1] }
+	files := func(ctx context.Context) ([]commit.FileRange, error) {
+		fs, err := lakeFiles(st)(ctx)
+		for i := range fs {
+			fs[i].Table = table(fs[i].Key)
+		}
+		return fs, err
+	}
+	res, err := commit.Rebuild(ctx, commit.RebuildConfig{Store: st, Partition: "p", Force: true, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.After.Offset != 3 || res.Adopted != 0 || res.Deleted != 1 {
+		t.Errorf("offset %d, %d adopted, %d deleted; want 3 and the copy deleted", res.After.Offset, res.Adopted, res.Deleted)
+	}
+	if _, err := st.Get(ctx, "T/v1/part-p-00000000000000000000-runb.parquet"); err == nil {
+		t.Error("the fenced run's copy is still in the lake")
+	}
+}
