@@ -5,13 +5,14 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"github.com/lakehouse-exporter/lakehouse-exporter/internal/syncbuf"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/syncbuf"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 )
@@ -69,7 +70,9 @@ func TestBrokenFirstRecordLosesNothing(t *testing.T) {
 
 // TestGzipTrailingGarbageIsDeadLettered: a .gz file with bytes after its
 // last member that are not gzip data: every record is written and the
-// bytes are dead-lettered, every run the same.
+// bytes are dead-lettered, at the last record's line (they are none of
+// their own). Repaired as the dead letter says (cut at their start) and
+// appended to, the file's new records are read.
 func TestGzipTrailingGarbageIsDeadLettered(t *testing.T) {
 	var gz bytes.Buffer
 	w := gzip.NewWriter(&gz)
@@ -86,12 +89,29 @@ func TestGzipTrailingGarbageIsDeadLettered(t *testing.T) {
 		t.Errorf("rows written: %s, want 2", got)
 	}
 	dl := readDLQ(t, dir)
-	if len(dl) != 1 || dl[0].Record == nil || *dl[0].Record != garbage || dl[0].Offset != 4 || !strings.HasSuffix(dl[0].Source, filepath.Base(p)+":4") {
-		t.Errorf("dead letters %+v: want the trailing bytes, at line 4", dl)
+	if len(dl) != 1 || dl[0].Record == nil || *dl[0].Record != garbage || dl[0].Offset != 3 || !strings.HasSuffix(dl[0].Source, filepath.Base(p)+":3") {
+		t.Errorf("dead letters %+v: want the trailing bytes, at line 3", dl)
 	}
 	// The reason names where the garbage starts, so that it can be cut off.
 	if len(dl) == 1 && (dl[0].Reason != "malformed_json" || !strings.Contains(dl[0].Error, "truncate -s "+strconv.Itoa(gz.Len()))) {
 		t.Errorf("dead letter reason %s: %q; want malformed_json naming truncate -s %d", dl[0].Reason, dl[0].Error, gz.Len())
+	}
+	var more bytes.Buffer
+	w = gzip.NewWriter(&more)
+	w.Write([]byte(dml("3", "") + "\n"))
+	w.Close()
+	if err := os.WriteFile(p, append(gz.Bytes(), more.Bytes()...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := export(t, dir, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	rows = query(t, openDuck(t), `SELECT count(*) FROM `+lakeGlob(dir, "S.T"))
+	if got := rowStrings(rows)[0]; got != "3" {
+		t.Errorf("rows after the repair and a new member: %s, want 3", got)
+	}
+	if n := len(readDLQ(t, dir)); n != 1 {
+		t.Errorf("%d dead letters after the rerun, want the one", n)
 	}
 }
 

@@ -660,14 +660,17 @@ func (r *fileReader) leaveIncomplete(line, size int64) (*Message, error) {
 }
 
 // trailing hands out, once, the bytes after the last gzip member as a
-// damaged record, and then the end of the input.
+// damaged record, and then the end of the input. They are no line, and
+// take the offset of the last one read: at the next line's, they would
+// make it durable, and the first record of a member appended once the
+// file is repaired (cut at their start, as their dead letter says) would
+// be skipped.
 func (r *fileReader) trailing() (*Message, error) {
 	if r.gz == nil || r.gz.trailing == nil || r.trailingDone {
 		return nil, io.EOF
 	}
 	r.trailingDone = true
 	t := r.gz.trailing
-	r.line++
 	r.msg = Message{Value: t.Head, Partition: r.partition, Offset: r.line, Origin: r.name, Sep: ':', Size: t.Bytes, Lag: -1,
 		Damaged: t.Error()}
 	if t.Bytes > int64(r.max) {

@@ -231,7 +231,7 @@ func TestGzipTrailingGarbage(t *testing.T) {
 	}
 	d := got[3]
 	at := fmt.Sprintf("from byte %d", len(a)+len(b))
-	if !bytes.Equal(d.Value, garbage) || d.Size != int64(len(garbage)) || d.Offset != 4 || !strings.Contains(d.Damaged, p) || !strings.Contains(d.Damaged, at) {
+	if !bytes.Equal(d.Value, garbage) || d.Size != int64(len(garbage)) || d.Offset != 3 || !strings.Contains(d.Damaged, p) || !strings.Contains(d.Damaged, at) {
 		t.Errorf("trailing bytes: %q size %d at %d, %q: want them whole, named by file and %q", d.Value, d.Size, d.Offset, d.Damaged, at)
 	}
 }
