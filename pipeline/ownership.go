@@ -176,6 +176,7 @@ func (r *runner) control(ctx context.Context, c *source.Control) error {
 	if err == nil {
 		r.commits.Forget()
 		r.cats.forget()
+		r.writer.ForgetIdleVersions() // the catalogs restored next make new versions
 	}
 	c.Done <- err
 	return err

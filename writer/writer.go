@@ -175,6 +175,23 @@ func newEncoder(cfg Config, codec compress.Compression) (*parquetenc.Encoder, er
 	})
 }
 
+// ForgetIdleVersions drops what the writer keeps for schema versions that
+// have no open buffer (their converters). A caller that rebuilds its
+// schema catalogs (the pipeline, after a rebalance) makes new versions,
+// and the old ones' would stay for the life of the run. Files flushed
+// and not yet encoded keep their own.
+func (w *Writer) ForgetIdleVersions() {
+	inUse := make(map[*arrowschema.Version]bool, len(w.buffers))
+	for _, b := range w.buffers {
+		inUse[b.version] = true
+	}
+	for v := range w.converters {
+		if !inUse[v] {
+			delete(w.converters, v)
+		}
+	}
+}
+
 // BufferedBytes is an estimate of the bytes held in open buffers.
 func (w *Writer) BufferedBytes() int64 { return w.buffered }
 

@@ -1209,3 +1209,26 @@ func TestFileSchemaGivesFieldIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestForgetIdleVersions: the converters of versions without an open
+// buffer go (a pipeline that rebuilds its catalogs at every rebalance
+// made new versions each time, and kept every old one's); those of a
+// version still being written stay.
+func TestForgetIdleVersions(t *testing.T) {
+	f, v := ordersFixture(t, false)
+	_, other := ordersFixture(t, false)
+	w := newWriter(t, Config{})
+	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p0"})
+	mustFlushAll(t, w)
+	mustAppend(t, w, other, f.rec(insert1001), Source{Partition: "p1"})
+	if len(w.converters) != 2 {
+		t.Fatalf("%d converters, want one per version written", len(w.converters))
+	}
+	w.ForgetIdleVersions()
+	if len(w.converters) != 1 || w.converters[other] == nil {
+		t.Errorf("after ForgetIdleVersions: %d converters (open version's kept: %v), want only the open version's", len(w.converters), w.converters[other] != nil)
+	}
+	if files := mustFlushAll(t, w); len(files) != 1 {
+		t.Errorf("%d files flushed, want the open buffer's", len(files))
+	}
+}
