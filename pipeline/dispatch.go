@@ -294,6 +294,9 @@ func (r *runner) checkTableName(table string) *cdc.RejectError {
 		if _, err := r.ice.pub.Identifier(table); err != nil {
 			return cdc.Rejectf(cdc.ReasonBadTableName, "no Iceberg table name: %v", err)
 		}
+		if err := r.ice.pub.CheckSource(r.ice.ctx, table); err != nil {
+			return cdc.Rejectf(cdc.ReasonBadTableName, "no Iceberg table of its own: %v", err)
+		}
 		if err := tables.CheckDataFolder(r.cfg.Store.String(), seg); err != nil {
 			return cdc.Rejectf(cdc.ReasonBadTableName, "table %q cannot be an Iceberg table here: %v", table, err)
 		}

@@ -274,6 +274,40 @@ func TestNamesReadAsOtherPathsAreDeadLettered(t *testing.T) {
 	}
 }
 
+// TestFlattenedNameOfAnotherTableIsDeadLettered: with a catalog
+// namespace, A_B.C flattens to the table A.B_C got in an earlier run; its
+// records go to the dead letters (they stopped the run at its first
+// flush, every run), and A.B_C's rows stay its own.
+func TestFlattenedNameOfAnotherTableIsDeadLettered(t *testing.T) {
+	dir := t.TempDir()
+	lake := filepath.Join(dir, "lake")
+	table := func(name, id string) string {
+		return fmt.Sprintf(`{"op_type":"OBJECT_METADATA","qual_table":%q,"columns":{"ID":{"type":"number","null":false,"key":true}}}
+{"qual_table":%q,"op_type":"INSERT","op_ts":"2026-07-13T04:01:01Z","pos":"%s","after":{"ID":%s}}
+`, name, name, id, id)
+	}
+	cfg := tables.Config{Kind: tables.SQL, URI: "sqlite://" + filepath.Join(dir, "c.db"), Warehouse: "file://" + filepath.Join(lake, "_iceberg"), Namespace: "NS"}
+	withCatalog := func(c *pipeline.Config) { c.Catalog = &cfg }
+	if _, err := export(t, lake, withCatalog, writeFile(t, dir, "first.jsonl", table("A.B_C", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := export(t, lake, withCatalog, writeFile(t, dir, "second.jsonl", table("A_B.C", "2")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.RejectedBy[cdc.ReasonBadTableName] != 2 {
+		t.Errorf("rejected %v, want A_B.C's 2 records as %s", sum.RejectedBy, cdc.ReasonBadTableName)
+	}
+	p, err := tables.Open(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, rows := icebergtest.Scan(t, p, "A.B_C"); rows != 1 {
+		t.Errorf("A.B_C: %d rows through the catalog, want its own 1", rows)
+	}
+}
+
 // TestPercentTableNameIsDeadLetteredWithREST: a table name with % cannot
 // reach a REST catalog (the client would send its requests to another
 // path), so with one its records go to the dead letters as bad table

@@ -1,7 +1,10 @@
 package tables
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -54,5 +57,38 @@ func TestLocationsReadAsOtherPaths(t *testing.T) {
 	}
 	if err := (Config{Kind: Hadoop, Warehouse: "file:///home/me/my lake/_iceberg"}).Validate(); err == nil {
 		t.Error("a warehouse folder with a space passed Validate")
+	}
+}
+
+// TestFlattenedNamesThatCollideAreRefused: with a catalog namespace, the
+// source tables A.B_C and A_B.C both flatten to table A_B_C. The second
+// is refused (a bad table name for the dead letters), in the process that
+// saw the first and in a later one that finds the table created for it,
+// instead of writing its files into the other's table.
+func TestFlattenedNamesThatCollideAreRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "c.db"), Warehouse: "file://" + filepath.Join(dir, "wh"), Namespace: "NS"}
+	first, err := Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if _, err := first.PrepareVersion(ctx, TableVersion{Table: "A.B_C", Version: 1, Schema: sourceSchema(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Identifier("A_B.C"); !errors.Is(err, ErrBadName) || !strings.Contains(err.Error(), `"A.B_C"`) {
+		t.Errorf("the second name in the same process: %v, want ErrBadName naming A.B_C", err)
+	}
+	later, err := Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer later.Close()
+	if _, err := later.PrepareVersion(ctx, TableVersion{Table: "A_B.C", Version: 1, Schema: sourceSchema(1)}); !errors.Is(err, ErrBadName) {
+		t.Errorf("the second name in a later process: %v, want ErrBadName", err)
+	}
+	if _, err := later.PrepareVersion(ctx, TableVersion{Table: "A.B_C", Version: 1, Schema: sourceSchema(1)}); err != nil {
+		t.Errorf("the first name in a later process: %v", err)
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -53,6 +54,12 @@ type Publisher struct {
 	cfg    Config
 	log    *slog.Logger
 	loaded loadedTables
+	// named holds, by Iceberg identifier, the source table that took it
+	// first in this process (Identifier): with --catalog-namespace two
+	// source names can flatten to one table name.
+	namedMu sync.Mutex
+	named   map[string]string
+	checked map[string]bool // source tables CheckSource has looked at
 }
 
 // Close releases the catalog's connections.

@@ -81,6 +81,10 @@ func (p *Publisher) Identifier(qualTable string) (table.Identifier, error) {
 			return nil, fmt.Errorf("table %q: name part %q has %s, and the table's metadata folder is named after it: %w", qualTable, part, why, ErrBadName)
 		}
 	}
+	if other := p.claim(ident, qualTable); other != "" {
+		return nil, fmt.Errorf("table %q: its Iceberg name %s is already the table of source table %q (the catalog namespace flattens both names to it): %w",
+			qualTable, strings.Join(ident, "."), other, ErrBadName)
+	}
 	if p.cfg.Kind == REST && strings.Contains(ident[len(ident)-1], "%") {
 		// iceberg-go (v0.7.0) puts table names into the REST request
 		// paths unescaped: "%41" would name another table, and "%ER"
@@ -89,6 +93,68 @@ func (p *Publisher) Identifier(qualTable string) (table.Identifier, error) {
 		return nil, fmt.Errorf("table %q: a %% in a table name cannot reach a REST catalog: %w", qualTable, ErrBadName)
 	}
 	return ident, nil
+}
+
+// CheckSource refuses (ErrBadName) a source table whose Iceberg table
+// exists and was created for another source table (the catalog namespace
+// flattens both names to it), so that the caller dead-letters its records
+// before any is written. An error reaching the catalog is not reported
+// here: publishing reports it.
+func (p *Publisher) CheckSource(ctx context.Context, qualTable string) error {
+	ident, err := p.Identifier(qualTable)
+	if err != nil {
+		return err
+	}
+	// Once per table: a refused one is refused by Identifier from then
+	// on (sameSource hands its name to the other), and a table waiting
+	// for its metadata would otherwise cost a load per record.
+	p.namedMu.Lock()
+	checked := p.checked[qualTable]
+	if p.checked == nil {
+		p.checked = map[string]bool{}
+	}
+	p.checked[qualTable] = true
+	p.namedMu.Unlock()
+	if checked {
+		return nil
+	}
+	tbl := p.loaded.get(ident)
+	if tbl == nil {
+		if tbl, err = p.load(ctx, ident); err != nil {
+			return nil
+		}
+	}
+	return p.sameSource(ident, tbl, qualTable)
+}
+
+// sameSource refuses tbl for qualTable when it was created for another
+// source table, which keeps the name from then on.
+func (p *Publisher) sameSource(ident table.Identifier, tbl *table.Table, qualTable string) error {
+	src, ok := tbl.Properties()[PropSourceTable]
+	if !ok || src == qualTable {
+		return nil // the table's own, or one created before the property
+	}
+	p.namedMu.Lock()
+	p.named[strings.Join(ident, "\x00")] = src
+	p.namedMu.Unlock()
+	return fmt.Errorf("table %q: its Iceberg table %s holds source table %q (the catalog namespace flattens both names to it); give --catalog-namespace another value, or none, for one of them: %w",
+		qualTable, strings.Join(ident, "."), src, ErrBadName)
+}
+
+// claim records that qualTable is the source table of ident, and returns
+// the other source table that claimed ident first, if any.
+func (p *Publisher) claim(ident table.Identifier, qualTable string) string {
+	key := strings.Join(ident, "\x00")
+	p.namedMu.Lock()
+	defer p.namedMu.Unlock()
+	if p.named == nil {
+		p.named = map[string]string{}
+	}
+	if other, ok := p.named[key]; ok && other != qualTable {
+		return other
+	}
+	p.named[key] = qualTable
+	return ""
 }
 
 // CheckDataFolder refuses, for a catalog, a table whose data folder (its
@@ -195,6 +261,9 @@ func (p *Publisher) PrepareVersion(ctx context.Context, tv TableVersion) (Prepar
 		if tbl, err = p.loadOrCreate(ctx, ident, tv, want); err != nil {
 			return Prepared{}, err
 		}
+	}
+	if err := p.sameSource(ident, tbl, tv.Table); err != nil {
+		return Prepared{}, err
 	}
 	for attempt := 1; ; attempt++ {
 		if sc, ok := versionSchema(tbl, tv.Version); ok {
