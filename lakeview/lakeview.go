@@ -441,7 +441,9 @@ func currentView(d sqlDialect, t *Table, name string) string {
 			outer = append(outer, id)
 			mid = append(mid, id)
 		default:
-			outer = append(outer, id+".v AS "+id)
+			// Qualified: a column named like the subquery (NUMBERED)
+			// would otherwise be read as it.
+			outer = append(outer, "numbered."+id+".v AS "+id)
 			mid = append(mid, d.lastSent(d.sent(id, c.Name), "w")+" AS "+id)
 		}
 	}

@@ -36,3 +36,24 @@ func TestCurrentStateKeepsValuesPartialImagesDidNotSend(t *testing.T) {
 	one := query(t, db, `SELECT A FROM "S.P__current" WHERE ID = 1`)
 	equalLines(t, "A of 1", one, []string{"a2"})
 }
+
+// TestCurrentStateColumnsNamedLikeItsAliases: columns named as the view's
+// own subquery (NUMBERED) and carry field (V) read their values, not the
+// subquery's.
+func TestCurrentStateColumnsNamedLikeItsAliases(t *testing.T) {
+	lines := []string{
+		`{"op_type":"OBJECT_METADATA","qual_table":"S.P","columns":{"ID":{"type":"number","null":false,"key":true},"NUMBERED":{"type":"string","null":true,"key":false},"V":{"type":"string","null":true,"key":false}}}`,
+		`{"qual_table":"S.P","op_type":"INSERT","op_ts":"2026-07-13T01:00:00Z","pos":"1","after":{"ID":1,"NUMBERED":"n1","V":"v1"}}`,
+		`{"qual_table":"S.P","op_type":"UPDATE","op_ts":"2026-07-13T02:00:00Z","pos":"2","before":{"ID":1},"after":{"ID":1,"NUMBERED":"n2"}}`,
+	}
+	in := filepath.Join(t.TempDir(), "aliases.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	st := export(t, dir, in)
+	db := openDuck(t)
+	generateAndRun(t, db, st, dir)
+	got := query(t, db, `SELECT CAST(ID AS BIGINT), CAST("NUMBERED" AS VARCHAR), CAST("V" AS VARCHAR) FROM "S.P__current" ORDER BY ID`)
+	equalLines(t, "current S.P", got, []string{"1|n2|v1"})
+}
