@@ -27,6 +27,11 @@ const (
 	kvVersion      = "lakehouse.schema_version"
 	kvSourceRanges = "lakehouse.source_ranges" // {"partition": {"first": N, "last": M}, ...}
 	kvCompactedBy  = "lakehouse.compacted_by"  // the maintenance pass that wrote it
+	// The last source offset and position of the input that went
+	// furthest (as the exporter writes them into its files): what
+	// `exporter tables` shows as a table's last position.
+	kvLastOffset = "lakehouse.last_offset"
+	kvLastPos    = "lakehouse.last_pos"
 )
 
 // SourceRange is the part of a source partition a file holds, as
@@ -57,6 +62,10 @@ type binInput struct {
 	batches []arrow.RecordBatch
 	table   string
 	ranges  map[string]SourceRange
+	// lastOffset and lastPos are the furthest input's (kvLastOffset).
+	lastOffset int64
+	lastPos    string
+	hasLast    bool
 }
 
 func (in *binInput) release() {
@@ -88,12 +97,16 @@ func (t *tablePass) writeBin(ctx context.Context, g *group, bin []smallFile, key
 		return tables.DataFile{}, 0, err
 	}
 	shape := t.cfg.Encoder.NewShape(rec.Schema(), in.table, g.version)
-	res, err := t.cfg.Encoder.Encode(shape, rec, [][2]string{
+	kv := [][2]string{
 		{kvTable, in.table},
 		{kvVersion, strconv.Itoa(g.version)},
 		{kvSourceRanges, string(ranges)},
 		{kvCompactedBy, t.cfg.Run},
-	})
+	}
+	if in.hasLast {
+		kv = append(kv, [2]string{kvLastOffset, strconv.FormatInt(in.lastOffset, 10)}, [2]string{kvLastPos, in.lastPos})
+	}
+	res, err := t.cfg.Encoder.Encode(shape, rec, kv)
 	if err != nil {
 		return tables.DataFile{}, 0, fmt.Errorf("encode %s: %w", key, err)
 	}
@@ -130,6 +143,9 @@ func (t *tablePass) readFile(ctx context.Context, key string, version int, in *b
 	in.table = table
 	if err := addRanges(kv, key, in.ranges); err != nil {
 		return err
+	}
+	if off, err := strconv.ParseInt(valueOf(kv.FindValue(kvLastOffset)), 10, 64); err == nil && (!in.hasLast || off > in.lastOffset) {
+		in.lastOffset, in.lastPos, in.hasLast = off, valueOf(kv.FindValue(kvLastPos)), true
 	}
 	// The record reader reserves a batch's worth of values per column
 	// up front: a 64k-row batch for a file of 20 rows made allocating and

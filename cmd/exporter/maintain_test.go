@@ -110,6 +110,48 @@ func createdBy(t *testing.T, path string) string {
 	return rd.MetaData().GetCreatedBy()
 }
 
+// TestLastPositionSurvivesCompaction: `exporter tables` shows each
+// table's last source position from its files; once compaction replaced
+// them and expiry deleted the small ones, the compacted files still say
+// it (they carried none, and the column went blank).
+func TestLastPositionSurvivesCompaction(t *testing.T) {
+	dir := t.TempDir()
+	sink := filepath.Join(dir, "lake")
+	cat := []string{"--sink", "file://" + sink, "--catalog", "hadoop"}
+	if code, _, stderr := runExporter(t, nil, append([]string{"run", "--source", "file:../../testdata/goldengate/sample.jsonl", "--file-max-rows", "1", "--once"}, cat...)...); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	positions := func() map[string]string {
+		code, out, stderr := runExporter(t, nil, "tables", "--sink", "file://"+sink)
+		if code != exitOK {
+			t.Fatalf("tables: exit %d: %s", code, stderr)
+		}
+		got := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) == 5 {
+				got[f[0]] = f[4]
+			} else {
+				got[f[0]] = ""
+			}
+		}
+		return got
+	}
+	before := positions()
+	if code, out, stderr := runExporter(t, nil, append([]string{"maintain", "--expire-after", "1ns", "--keep-snapshots", "1"}, cat...)...); code != exitOK || !strings.Contains(out, "files rewritten") {
+		t.Fatalf("maintain: exit %d: %s%s", code, out, stderr)
+	}
+	after := positions()
+	if len(before) != 2 || before["SALES.ORDERS"] == "" {
+		t.Fatalf("positions before compaction: %v", before)
+	}
+	for table, pos := range before {
+		if after[table] != pos {
+			t.Errorf("%s: last position %q after compaction, %q before", table, after[table], pos)
+		}
+	}
+}
+
 // TestRebuildAfterCompactionResumesExactlyOnce: after a maintenance pass
 // replaced every file of the first export by compacted files and
 // expired the snapshots that held the old ones (so they are deleted),
