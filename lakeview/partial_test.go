@@ -1,6 +1,7 @@
 package lakeview_test
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,14 +22,7 @@ func TestCurrentStateKeepsValuesPartialImagesDidNotSend(t *testing.T) {
 		`{"qual_table":"S.P","op_type":"DELETE","op_ts":"2026-07-13T04:00:00Z","pos":"5","before":{"ID":2}}`,
 		`{"qual_table":"S.P","op_type":"INSERT","op_ts":"2026-07-13T05:00:00Z","pos":"6","after":{"ID":2,"A":"x2"}}`,
 	}
-	in := filepath.Join(t.TempDir(), "partial.jsonl")
-	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	st := export(t, dir, in)
-	db := openDuck(t)
-	generateAndRun(t, db, st, dir)
+	db := viewsOf(t, lines)
 	got := query(t, db, `SELECT CAST(ID AS BIGINT), A, B FROM "S.P__current" ORDER BY ID`)
 	// ID 1: A from the second change, B explicitly nulled by the third.
 	// ID 2: re-inserted without B after a delete: B is not the old "y".
@@ -46,7 +40,15 @@ func TestCurrentStateColumnsNamedLikeItsAliases(t *testing.T) {
 		`{"qual_table":"S.P","op_type":"INSERT","op_ts":"2026-07-13T01:00:00Z","pos":"1","after":{"ID":1,"NUMBERED":"n1","V":"v1"}}`,
 		`{"qual_table":"S.P","op_type":"UPDATE","op_ts":"2026-07-13T02:00:00Z","pos":"2","before":{"ID":1},"after":{"ID":1,"NUMBERED":"n2"}}`,
 	}
-	in := filepath.Join(t.TempDir(), "aliases.jsonl")
+	got := query(t, viewsOf(t, lines), `SELECT CAST(ID AS BIGINT), CAST("NUMBERED" AS VARCHAR), CAST("V" AS VARCHAR) FROM "S.P__current" ORDER BY ID`)
+	equalLines(t, "current S.P", got, []string{"1|n2|v1"})
+}
+
+// viewsOf exports the stream lines and returns a DuckDB with the lake's
+// generated views.
+func viewsOf(t *testing.T, lines []string) *sql.DB {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "in.jsonl")
 	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +56,5 @@ func TestCurrentStateColumnsNamedLikeItsAliases(t *testing.T) {
 	st := export(t, dir, in)
 	db := openDuck(t)
 	generateAndRun(t, db, st, dir)
-	got := query(t, db, `SELECT CAST(ID AS BIGINT), CAST("NUMBERED" AS VARCHAR), CAST("V" AS VARCHAR) FROM "S.P__current" ORDER BY ID`)
-	equalLines(t, "current S.P", got, []string{"1|n2|v1"})
+	return db
 }

@@ -76,18 +76,24 @@ func drainMessages(tb testing.TB, ctx context.Context, src *source.Kafka, onReco
 			tb.Fatal(err)
 		}
 		if m.Control != nil {
-			switch {
-			case m.Control.Resume != nil:
-				m.Control.Resume <- nil
-			case m.Control.Checkpoint != nil:
-				m.Control.Checkpoint <- nil
-			default:
-				m.Control.Done <- nil
-			}
+			answer(m.Control)
 			continue
 		}
 		onRecord(n, m)
 		n++
+	}
+}
+
+// answer replies to an ownership event as a pipeline that has nothing
+// to checkpoint does: resume from the group's offsets, and done.
+func answer(c *source.Control) {
+	switch {
+	case c.Resume != nil:
+		c.Resume <- nil
+	case c.Checkpoint != nil:
+		c.Checkpoint <- nil
+	default:
+		c.Done <- nil
 	}
 }
 
@@ -278,15 +284,10 @@ func TestKafkaOnceDrainSurvivesARebalance(t *testing.T) {
 				t.Fatal(err)
 			}
 			if m.Control != nil {
-				switch {
-				case m.Control.Resume != nil:
+				if m.Control.Resume != nil {
 					generations.Add(1)
-					m.Control.Resume <- nil // no checkpoint: from the group's offsets
-				case m.Control.Checkpoint != nil:
-					m.Control.Checkpoint <- nil
-				default:
-					m.Control.Done <- nil
 				}
+				answer(m.Control)
 				continue
 			}
 			if len(seen) == 0 {
