@@ -1,10 +1,12 @@
 package cdc
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/buger/jsonparser"
@@ -612,13 +614,13 @@ func (f *Field) Text(buf []byte) ([]byte, error) {
 	if f.Plain || !hasEscape(f.Value) {
 		return f.Value, nil
 	}
-	if unpairedSurrogate(f.Value) {
-		// Unescaped, it would become U+FFFD: a value the source never had.
-		return nil, errors.New("string holds an unpaired UTF-16 surrogate escape (\\uD800 to \\uDFFF), which names no character")
-	}
 	out, err := jsonparser.Unescape(f.Value, buf[:cap(buf)])
 	if err != nil {
 		return nil, errors.New("invalid string escape")
+	}
+	if bytes.ContainsRune(out, utf8.RuneError) && unpairedSurrogate(f.Value) {
+		// Unescaped as U+FFFD: a value the source never had.
+		return nil, errors.New("string holds an unpaired UTF-16 surrogate escape (\\uD800 to \\uDFFF), which names no character")
 	}
 	return out, nil
 }
