@@ -22,10 +22,13 @@ type loadedTables struct {
 	tables map[string]*table.Table
 }
 
+// identKey is a map key for an identifier (its parts may hold dots).
+func identKey(ident table.Identifier) string { return strings.Join(ident, "\x00") }
+
 func (l *loadedTables) get(ident table.Identifier) *table.Table {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.tables[strings.Join(ident, "\x00")]
+	return l.tables[identKey(ident)]
 }
 
 func (l *loadedTables) put(ident table.Identifier, tbl *table.Table) {
@@ -37,7 +40,7 @@ func (l *loadedTables) put(ident table.Identifier, tbl *table.Table) {
 	if l.tables == nil {
 		l.tables = make(map[string]*table.Table)
 	}
-	key := strings.Join(ident, "\x00")
+	key := identKey(ident)
 	if old := l.tables[key]; old != nil && newer(old, tbl) {
 		return // a load that started before a commit of ours finished after it
 	}
@@ -60,7 +63,7 @@ func newer(a, b *table.Table) bool {
 func (l *loadedTables) forget(ident table.Identifier) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.tables, strings.Join(ident, "\x00"))
+	delete(l.tables, identKey(ident))
 }
 
 // load returns the table as the catalog has it now, and remembers it.

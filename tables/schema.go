@@ -135,7 +135,7 @@ func (p *Publisher) sameSource(ident table.Identifier, tbl *table.Table, qualTab
 		return nil // the table's own, or one created before the property
 	}
 	p.namedMu.Lock()
-	p.named[strings.Join(ident, "\x00")] = src
+	p.named[identKey(ident)] = src
 	p.namedMu.Unlock()
 	return fmt.Errorf("table %q: its Iceberg table %s holds source table %q (the catalog namespace flattens both names to it); give --catalog-namespace another value, or none, for one of them: %w",
 		qualTable, strings.Join(ident, "."), src, ErrBadName)
@@ -144,7 +144,7 @@ func (p *Publisher) sameSource(ident table.Identifier, tbl *table.Table, qualTab
 // claim records that qualTable is the source table of ident, and returns
 // the other source table that claimed ident first, if any.
 func (p *Publisher) claim(ident table.Identifier, qualTable string) string {
-	key := strings.Join(ident, "\x00")
+	key := identKey(ident)
 	p.namedMu.Lock()
 	defer p.namedMu.Unlock()
 	if p.named == nil {
