@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,18 @@ type partitionFetcher struct {
 	// failures counts consecutive failed connects or fetches; a fetch
 	// that returns anything resets it.
 	failures int
+	// values reads message values off the socket (kafka.Batch.Read, no
+	// allocation per message); each is then copied into the arena. A
+	// value larger than it ends the fetch (kafka-go gives the
+	// batch up, rolling its offset back): the next fetch reads that
+	// message alone with ReadMessage (wholeNext) and grows values to fit.
+	values    []byte
+	wholeNext bool
+	// arena holds the values handed out, one after the other; a full
+	// one is left to the values in it and a new one made. What is in it
+	// is never written again, so the values are Owned, and a value kept
+	// long keeps at most arenaBytes alive.
+	arena []byte
 }
 
 const (
@@ -49,6 +62,12 @@ const (
 	messageReadTimeout = 10 * time.Second
 	// deadlineEvery is how many messages share one socket deadline.
 	deadlineEvery = 64
+	// valuesBufferBytes is the size of a fetcher's value buffer until a
+	// larger value comes.
+	valuesBufferBytes = 64 << 10
+	// arenaBytes is the size of an arena (partitionFetcher.arena): one
+	// allocation for about a hundred records of a few hundred bytes.
+	arenaBytes = 64 << 10
 )
 
 // errRetention reports records that the broker deleted before the
@@ -167,22 +186,27 @@ func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func(
 	batch := f.conn.ReadBatchWith(kafka.ReadBatchConfig{MinBytes: f.minBytes, MaxBytes: f.maxBytes})
 	hw := batch.HighWaterMark()
 	next := offset
-	var chunk []Message
-	stopped := false
+	var (
+		chunk   []Message
+		stopped bool
+	)
 	for i := 0; ; i++ {
 		if i%deadlineEvery == 0 {
 			f.conn.SetReadDeadline(time.Now().Add(messageReadTimeout))
 		}
-		m, err := batch.ReadMessage()
+		value, at, err := f.read(batch, offset)
 		if err != nil {
 			break
 		}
 		if chunk == nil {
 			chunk = make([]Message, 0, maxEventMessages)
 		}
-		chunk = append(chunk, Message{Value: m.Value, Owned: true, Partition: f.name, Offset: m.Offset, Origin: f.name, Sep: '@',
-			Size: int64(len(m.Value)), Lag: max(hw-m.Offset-1, 0)})
-		next = m.Offset + 1
+		if value != nil {
+			value = f.keep(value)
+		}
+		chunk = append(chunk, Message{Value: value, Owned: true, Partition: f.name, Offset: at, Origin: f.name, Sep: '@',
+			Size: int64(len(value)), Lag: max(hw-at-1, 0)})
+		next = at + 1
 		if len(chunk) == maxEventMessages {
 			if stopped = !deliver(chunk); stopped {
 				break
@@ -201,6 +225,9 @@ func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func(
 		next = bo
 	}
 	err := batch.Close()
+	if errors.Is(err, io.ErrShortBuffer) {
+		err = nil // a value larger than f.values: the next fetch reads it whole
+	}
 	if f.conn != nil {
 		f.conn.SetReadDeadline(time.Time{})
 	}
@@ -265,4 +292,60 @@ func (f *partitionFetcher) outOfRange(ctx context.Context, offset int64) error {
 		return f.failed(ctx, "fetch past the partition's end", offset, kafka.OffsetOutOfRange)
 	}
 	return nil
+}
+
+// keep copies value into the arena and returns the copy.
+func (f *partitionFetcher) keep(value []byte) []byte {
+	if len(f.arena)+len(value) > cap(f.arena) {
+		if len(value) > arenaBytes/4 {
+			return bytes.Clone(value) // would leave most of an arena unused
+		}
+		f.arena = make([]byte, 0, arenaBytes)
+	}
+	n := len(f.arena)
+	f.arena = append(f.arena, value...)
+	return f.arena[n:len(f.arena):len(f.arena)]
+}
+
+// read reads the next message of batch at or past from: its value, which
+// stays valid until the next read, and its offset. The broker answers
+// with whole record batches, so a fetch from inside one starts with the
+// records before from (kafka-go's ReadMessage skips them; its Read does
+// not). After a value too large for f.values, it reads the message whole
+// (and the fetch that does so grows f.values); the error is then the
+// batch's io.ErrShortBuffer.
+func (f *partitionFetcher) read(batch *kafka.Batch, from int64) ([]byte, int64, error) {
+	if f.wholeNext {
+		m, err := batch.ReadMessage()
+		if err != nil {
+			return nil, 0, err
+		}
+		f.wholeNext = false
+		if len(m.Value) > len(f.values) {
+			f.values = make([]byte, len(m.Value)+len(m.Value)/4)
+		}
+		return m.Value, m.Offset, nil
+	}
+	if f.values == nil {
+		f.values = make([]byte, valuesBufferBytes)
+	}
+	for {
+		n, err := batch.Read(f.values)
+		if errors.Is(err, io.ErrShortBuffer) {
+			f.wholeNext = true
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		at := batch.Offset() - 1
+		switch {
+		case at < from:
+			continue
+		case n == 0:
+			// A null value (a tombstone) and an empty one read alike
+			// here; neither is a record.
+			return nil, at, nil
+		}
+		return f.values[:n], at, nil
+	}
 }

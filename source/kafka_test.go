@@ -1,6 +1,7 @@
 package source_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -132,6 +133,86 @@ func TestKafkaValuesAreOwned(t *testing.T) {
 	}
 	if len(values) != len(lines) {
 		t.Errorf("read %d of %d records", len(values), len(lines))
+	}
+}
+
+// Values larger than the fetcher's read buffer (64 KiB until a larger one
+// comes) among small ones: each arrives once, whole, in order and at its
+// own offset, as does every small value around it.
+func TestKafkaLargeValuesAmongSmallOnes(t *testing.T) {
+	kafkatest.Each(t, testKafkaLargeValuesAmongSmallOnes)
+}
+
+func testKafkaLargeValuesAmongSmallOnes(t *testing.T, b kafkatest.Broker) {
+	tp := b.Topic(t, 1)
+	var lines [][]byte
+	for i := range 300 {
+		pad := i % 41
+		switch i {
+		case 0, 7, 8, 150:
+			pad = 70 << 10 // the first read of such a value fails and is read whole
+		case 151:
+			pad = 600 << 10 // larger than the buffer grown for the ones before
+		case 299:
+			pad = 65 << 10
+		}
+		lines = append(lines, fmt.Appendf(nil, `{"n":%d,"pad":"%s"}`, i, strings.Repeat(string(rune('a'+i%26)), pad)))
+	}
+	kafkatest.ProduceTo(t, tp.Addrs, tp.Name, 0, lines)
+	src, err := source.NewKafka(source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: tp.Group("g-large"), Once: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var got []*source.Message
+	drainMessages(t, ctx, src, func(_ int, m *source.Message) { got = append(got, m) })
+	if len(got) != len(lines) {
+		t.Fatalf("read %d of %d records", len(got), len(lines))
+	}
+	for i, m := range got {
+		if m.Offset != int64(i) || !bytes.Equal(m.Value, lines[i]) || m.Size != int64(len(lines[i])) {
+			t.Errorf("record %d: offset %d, %d bytes (size %d), want offset %d and the %d bytes produced", i, m.Offset, len(m.Value), m.Size, i, len(lines[i]))
+		}
+	}
+}
+
+// A fetch response cut at MaxBytes ends inside a record batch; the next
+// fetch, from the first record not read, gets that batch again from its
+// start, and the records before the offset asked for are not handed out
+// a second time.
+func TestKafkaFetchesStartingInsideARecordBatch(t *testing.T) {
+	kafkatest.Each(t, testKafkaFetchesStartingInsideARecordBatch)
+}
+
+func testKafkaFetchesStartingInsideARecordBatch(t *testing.T, b kafkatest.Broker) {
+	tp := b.Topic(t, 1)
+	var lines [][]byte
+	for n := range 20 {
+		var batch [][]byte
+		for i := range 50 {
+			batch = append(batch, fmt.Appendf(nil, `{"n":%d,"pad":"%s"}`, n*50+i, strings.Repeat("x", 80)))
+		}
+		kafkatest.ProduceTo(t, tp.Addrs, tp.Name, 0, batch) // one record batch of about 5 KB
+		lines = append(lines, batch...)
+	}
+	src, err := source.NewKafka(source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: tp.Group("g-cut"), Once: true, MaxBytes: 8 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var got []*source.Message
+	drainMessages(t, ctx, src, func(_ int, m *source.Message) { got = append(got, m) })
+	for i, m := range got {
+		if i < len(lines) && (m.Offset != int64(i) || !bytes.Equal(m.Value, lines[i])) {
+			t.Fatalf("record %d: offset %d, value %.20s, want offset %d, value %.20s", i, m.Offset, m.Value, i, lines[i])
+		}
+	}
+	if len(got) != len(lines) {
+		t.Fatalf("read %d records, want %d", len(got), len(lines))
 	}
 }
 
