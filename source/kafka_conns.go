@@ -32,7 +32,7 @@ type trackedConn struct {
 }
 
 // connReadBytes is the size of a fetch connection's read buffer.
-const connReadBytes = 128 << 10
+const connReadBytes = 64 << 10
 
 func (c *trackedConn) Read(p []byte) (int, error) { return c.in.Read(p) }
 

@@ -64,10 +64,10 @@ const (
 	deadlineEvery = 64
 	// valuesBufferBytes is the size of a fetcher's value buffer until a
 	// larger value comes.
-	valuesBufferBytes = 64 << 10
+	valuesBufferBytes = 16 << 10
 	// arenaBytes is the size of an arena (partitionFetcher.arena): one
 	// allocation for about a hundred records of a few hundred bytes.
-	arenaBytes = 64 << 10
+	arenaBytes = 32 << 10
 )
 
 // errRetention reports records that the broker deleted before the

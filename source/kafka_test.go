@@ -136,7 +136,7 @@ func TestKafkaValuesAreOwned(t *testing.T) {
 	}
 }
 
-// Values larger than the fetcher's read buffer (64 KiB until a larger one
+// Values larger than the fetcher's read buffer (16 KiB until a larger one
 // comes) among small ones: each arrives once, whole, in order and at its
 // own offset, as does every small value around it.
 func TestKafkaLargeValuesAmongSmallOnes(t *testing.T) {
