@@ -167,7 +167,7 @@ func (t *tablePass) groups(live []tables.LiveFile, pending map[string]bool) []*g
 			continue
 		}
 		version, ok := folderVersion(key)
-		if !ok {
+		if !ok || isSplitPart(key) {
 			continue
 		}
 		gk := fmt.Sprint(lf.SpecID, f.Partition(), path.Dir(key))
@@ -182,6 +182,31 @@ func (t *tablePass) groups(live []tables.LiveFile, pending map[string]bool) []*g
 	slices.SortFunc(out, func(a, b *group) int { return strings.Compare(a.dir, b.dir) })
 	return out
 }
+
+// isSplitPart reports whether key is one of the files a bin too large in
+// Arrow was split into (writeBin): each holds about BinArrowBytes of
+// rows already, and compacting them again would write them again as
+// they are, pass after pass.
+func isSplitPart(key string) bool {
+	base := path.Base(key)
+	if !strings.HasPrefix(base, CompactedPrefix) {
+		return false
+	}
+	rest, ok := strings.CutSuffix(base, ".parquet")
+	if !ok {
+		return false
+	}
+	i := strings.LastIndex(rest, splitPartMark)
+	if i < 0 {
+		return false
+	}
+	_, err := strconv.Atoi(rest[i+len(splitPartMark):])
+	return err == nil
+}
+
+// splitPartMark comes before the part number in the name of a split
+// bin's files (compact-RUN-GROUP-BIN-pN.parquet).
+const splitPartMark = "-p"
 
 // folderVersion reads the schema version from a data file's folder
 // ({table}/schema_version={N}/...).
@@ -235,17 +260,18 @@ type written struct {
 	before, rows int64
 }
 
-// writeGroup writes a file per bin of a group; when one fails, those
-// written are deleted.
+// writeGroup writes the files of a group's bins (one per bin, or more
+// where a bin's rows pass BinArrowBytes); when one fails, those written
+// are deleted.
 func (t *tablePass) writeGroup(ctx context.Context, g *group, gi int, bins [][]smallFile) (written, error) {
 	w := written{dir: g.dir}
 	for i, b := range bins {
-		key := fmt.Sprintf("%s/%s%s-%03d-%03d.parquet", g.dir, CompactedPrefix, t.cfg.Run, gi, i)
-		df, n, err := t.writeBin(ctx, g, b, key)
+		name := fmt.Sprintf("%s/%s%s-%03d-%03d", g.dir, CompactedPrefix, t.cfg.Run, gi, i)
+		dfs, n, err := t.writeBin(ctx, g, b, name)
+		w.Add = append(w.Add, dfs...)
 		if err != nil {
 			return written{}, errors.Join(err, t.deleteWritten(ctx, w.Add))
 		}
-		w.Add = append(w.Add, df)
 		w.rows += n
 		for _, f := range b {
 			w.Old = append(w.Old, f.file)

@@ -176,3 +176,67 @@ func TestCompactedFilesCountNaNs(t *testing.T) {
 		t.Errorf("compacted file %s: null count of X %d, want 1", df.FilePath(), got)
 	}
 }
+
+// TestBinSplitByArrowSize: rows whose Parquet is tiny (one long string
+// repeated, dictionary-encoded) but whose Arrow size passes
+// BinArrowBytes are compacted into several files, each within it, every
+// row kept; the files, already full by that measure, are left alone by
+// the next pass instead of being written again.
+func TestBinSplitByArrowSize(t *testing.T) {
+	l := newLake(t)
+	var in strings.Builder
+	in.WriteString(`{"op_type":"OBJECT_METADATA","qual_table":"S.W","columns":{"ID":{"type":"integer","null":false,"key":true},"TXT":{"type":"string","null":true,"key":false}}}` + "\n")
+	long := strings.Repeat("x", 20_000)
+	const rowsIn = 12
+	for i := range rowsIn {
+		fmt.Fprintf(&in, `{"qual_table":"S.W","op_type":"INSERT","op_ts":"2026-07-13T04:01:%02d.000000Z","xid":"x%d","pos":"%020d","after":{"ID":%d,"TXT":"%s"}}`+"\n", i, i, i, i, long)
+	}
+	path := filepath.Join(t.TempDir(), "wide.jsonl")
+	if err := os.WriteFile(path, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.export(t, 1, path)
+	p := l.open(t)
+	before := rows(t, p, "S.W")
+	cfg := l.config(t, p)
+	cfg.BinArrowBytes = 100_000 // four rows of 20 KB and a little
+	sum, err := maintain.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Allocator.(*memory.CheckedAllocator).AssertSize(t, 0)
+	if sum.FilesRewritten != rowsIn || sum.FilesWritten < 3 {
+		t.Fatalf("pass %+v: want the %d files rewritten into at least 3", sum, rowsIn)
+	}
+	if got := rows(t, p, "S.W"); !slices.Equal(got, before) {
+		t.Errorf("%d rows after compaction, %d before, or different ones", len(got), len(before))
+	}
+	files, _ := liveFiles(t, p, "S.W")
+	total := int64(0)
+	for _, fs := range files {
+		for _, f := range fs {
+			local := strings.TrimPrefix(f, "file://")
+			checkCompacted(t, local)
+			data, err := os.ReadFile(local)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := file.NewParquetReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := r.NumRows(); n > 4 || !strings.Contains(filepath.Base(local), "-p") {
+				t.Errorf("%s: %d rows (%d bytes of them in Arrow at least), want at most 4, in a file named as a split bin's part", local, n, n*20_000)
+			}
+			total += r.NumRows()
+			r.Close()
+		}
+	}
+	if total != rowsIn {
+		t.Errorf("%d rows in the live files, want %d", total, rowsIn)
+	}
+	again, err := maintain.Run(context.Background(), cfg)
+	if err != nil || again.FilesRewritten != 0 {
+		t.Fatalf("second pass: %+v, %v: want nothing rewritten", again, err)
+	}
+}

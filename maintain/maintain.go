@@ -86,6 +86,14 @@ type Config struct {
 	// pass loses at most that much work; the rest (and the expiry) land
 	// in its last commit. Default 8 × TargetFileBytes.
 	CommitBytes int64
+	// BinArrowBytes bounds the rows one compacted file is made from, by
+	// their size in Arrow (the files' Parquet bytes say little of it: a
+	// dictionary of a few long strings repeated on every row decodes to
+	// hundreds of times its size). A bin whose rows pass it is written as
+	// several files, each from consecutive inputs. Default 8 ×
+	// TargetFileBytes, at most 1 GiB (an Arrow string column holds at
+	// most 2 GiB; sorting holds the rows twice).
+	BinArrowBytes int64
 	// ExpireAfter: snapshots older than it may be expired. Zero: no
 	// expiry.
 	ExpireAfter time.Duration
@@ -184,6 +192,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CommitBytes <= 0 {
 		c.CommitBytes = 8 * c.TargetFileBytes
+	}
+	if c.BinArrowBytes <= 0 {
+		c.BinArrowBytes = min(8*c.TargetFileBytes, 1<<30)
 	}
 	if c.KeepSnapshots == 0 {
 		c.KeepSnapshots = 1

@@ -66,6 +66,32 @@ type binInput struct {
 	lastOffset int64
 	lastPos    string
 	hasLast    bool
+	arrowBytes int64 // of batches
+}
+
+// add moves what o read into in.
+func (in *binInput) add(o *binInput) error {
+	if in.table != "" && in.table != o.table {
+		return fmt.Errorf("holds rows of %s, its folder's other files of %s", o.table, in.table)
+	}
+	schema, err := unify(in.schema, o.schema)
+	if err != nil {
+		return err
+	}
+	in.schema, in.table = schema, o.table
+	for p, r := range o.ranges {
+		if cur, ok := in.ranges[p]; ok {
+			r.First, r.Last = min(r.First, cur.First), max(r.Last, cur.Last)
+		}
+		in.ranges[p] = r
+	}
+	if o.hasLast && (!in.hasLast || o.lastOffset > in.lastOffset) {
+		in.lastOffset, in.lastPos, in.hasLast = o.lastOffset, o.lastPos, true
+	}
+	in.batches = append(in.batches, o.batches...)
+	in.arrowBytes += o.arrowBytes
+	o.batches = nil
+	return nil
 }
 
 func (in *binInput) release() {
@@ -76,20 +102,60 @@ func (in *binInput) release() {
 }
 
 // writeBin reads a bin's files record batch by record batch, sorts their
-// rows and writes them as the file key. The bin's rows are held once in
-// memory (the bins are at most the target's bytes of Parquet; Arrow's
-// layout is a few times that), then once more sorted, one bin at a time.
-func (t *tablePass) writeBin(ctx context.Context, g *group, bin []smallFile, key string) (tables.DataFile, int64, error) {
+// rows and writes them as the file name.parquet. The rows are held once
+// in memory, then once more sorted. Where the next file's rows would take
+// them past BinArrowBytes in Arrow, the bin is split: those read so far
+// are written first, and the files are name-p0.parquet, name-p1.parquet
+// and so on (isSplitPart). It returns the files written, also when it
+// fails after some.
+func (t *tablePass) writeBin(ctx context.Context, g *group, bin []smallFile, name string) ([]tables.DataFile, int64, error) {
+	var (
+		out  []tables.DataFile
+		rows int64
+	)
 	in := &binInput{ranges: map[string]SourceRange{}}
 	defer in.release()
+	flush := func(split bool) error {
+		key := name + ".parquet"
+		if split {
+			key = fmt.Sprintf("%s%s%d.parquet", name, splitPartMark, len(out))
+		}
+		df, n, err := t.writeRows(ctx, g, in, len(bin), key)
+		if err != nil {
+			return err
+		}
+		out, rows = append(out, df), rows+n
+		in = &binInput{ranges: map[string]SourceRange{}}
+		return nil
+	}
 	for _, f := range bin {
-		if err := t.readFile(ctx, f.key, g.version, in); err != nil {
-			return tables.DataFile{}, 0, err
+		next := &binInput{ranges: map[string]SourceRange{}}
+		err := t.readFile(ctx, f.key, g.version, next)
+		if err == nil && len(in.batches) > 0 && in.arrowBytes+next.arrowBytes > t.cfg.BinArrowBytes {
+			err = flush(true)
+		}
+		if err == nil {
+			if err = in.add(next); err != nil {
+				err = fmt.Errorf("%s: %w", f.key, err)
+			}
+		}
+		next.release()
+		if err != nil {
+			return out, rows, err
 		}
 	}
+	if err := flush(len(out) > 0); err != nil {
+		return out, rows, err
+	}
+	return out, rows, nil
+}
+
+// writeRows sorts the rows read into in (of n files) and writes them as
+// the file key.
+func (t *tablePass) writeRows(ctx context.Context, g *group, in *binInput, n int, key string) (tables.DataFile, int64, error) {
 	rec, err := sortedRecord(ctx, t.cfg.Allocator, in)
 	if err != nil {
-		return tables.DataFile{}, 0, fmt.Errorf("sort the rows of %d files of %s: %w", len(bin), g.dir, err)
+		return tables.DataFile{}, 0, fmt.Errorf("sort the rows of %d files of %s: %w", n, g.dir, err)
 	}
 	defer rec.Release()
 	ranges, err := json.Marshal(in.ranges) // map keys come out sorted
@@ -121,7 +187,8 @@ func (t *tablePass) writeBin(ctx context.Context, g *group, bin []smallFile, key
 		SizeBytes: int64(len(res.Data)), Footer: footer, NaNs: tables.NaNs(res.Columns)}, rec.NumRows(), nil
 }
 
-// readFile adds a file's record batches, schema and source ranges to in.
+// readFile reads a file's record batches, schema and source ranges into
+// in, which is empty.
 func (t *tablePass) readFile(ctx context.Context, key string, version int, in *binInput) error {
 	data, err := t.cfg.Store.Get(ctx, key)
 	if err != nil {
@@ -136,9 +203,6 @@ func (t *tablePass) readFile(ctx context.Context, key string, version int, in *b
 	table := valueOf(kv.FindValue(kvTable))
 	if v := valueOf(kv.FindValue(kvVersion)); table == "" || v != strconv.Itoa(version) {
 		return fmt.Errorf("%s names table %q version %q in its metadata, not a file of version %d of its folder: move it out of the table's folders", key, table, v, version)
-	}
-	if in.table != "" && in.table != table {
-		return fmt.Errorf("%s holds rows of %s, its folder's other files of %s", key, table, in.table)
 	}
 	in.table = table
 	if err := addRanges(kv, key, in.ranges); err != nil {
@@ -169,11 +233,37 @@ func (t *tablePass) readFile(ctx context.Context, key string, version int, in *b
 		b := rr.RecordBatch()
 		b.Retain()
 		in.batches = append(in.batches, b)
+		in.arrowBytes += recordBytes(b)
 	}
 	if err := rr.Err(); err != nil {
 		return fmt.Errorf("read %s: %w", key, err)
 	}
 	return nil
+}
+
+// recordBytes is the size of a record batch's buffers.
+func recordBytes(b arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range b.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil {
+		n += dataBytes(dict) // an interface holding a nil *array.Data when there is none
+	}
+	return n
 }
 
 // addRanges merges the source ranges a file's metadata names into ranges.
