@@ -334,10 +334,14 @@ type sqlDialect interface {
 	createView(name string) string
 	// distinct is a null-safe "a differs from b".
 	distinct(a, b string) string
-	// sent wraps column col of a change in a struct {v}, or NULL when the
-	// change did not carry it (a partial image); a DELETE carries every
-	// column as NULL, so nothing from before it leaks into a re-insert.
-	sent(col, name string) string
+	// sent wraps column col of a change in a struct {v}, or, when the
+	// change did not carry it (a partial image), absent (an expression
+	// that is such a struct or NULL for "not sent"); a DELETE carries
+	// every column as NULL, so nothing from before it leaks into a
+	// re-insert.
+	sent(col, name, absent string) string
+	// wrap is the struct {v} of expr.
+	wrap(expr string) string
 	// lastSent is the last non-NULL value of expr over window w.
 	lastSent(expr, w string) string
 }
@@ -354,10 +358,11 @@ func (d duckDialect) allView(t *Table, root string) string {
 		", hive_partitioning = true, union_by_name = true)"
 }
 func (duckDialect) distinct(a, b string) string { return a + " IS DISTINCT FROM " + b }
-func (d duckDialect) sent(col, name string) string {
-	return fmt.Sprintf("CASE WHEN %s = 'DELETE' THEN {'v': NULL} WHEN list_contains(coalesce(%s, []), %s) THEN NULL ELSE {'v': %s} END",
-		colOpType, colAbsentCols, d.literal(name), col)
+func (d duckDialect) sent(col, name, absent string) string {
+	return fmt.Sprintf("CASE WHEN %s = 'DELETE' THEN {'v': NULL} WHEN list_contains(coalesce(%s, []), %s) THEN %s ELSE {'v': %s} END",
+		colOpType, colAbsentCols, d.literal(name), absent, col)
 }
+func (duckDialect) wrap(expr string) string { return "{'v': " + expr + "}" }
 func (duckDialect) lastSent(expr, w string) string {
 	return "last_value(" + expr + " IGNORE NULLS) OVER " + w
 }
@@ -389,10 +394,11 @@ func (d sparkDialect) allView(t *Table, root string) string {
 		d.literal(root+"/"+t.Segment) + ", mergeSchema 'true', recursiveFileLookup 'false', datetimeRebaseMode 'CORRECTED')"
 }
 func (sparkDialect) distinct(a, b string) string { return "NOT (" + a + " <=> " + b + ")" }
-func (d sparkDialect) sent(col, name string) string {
-	return fmt.Sprintf("CASE WHEN %s = 'DELETE' THEN named_struct('v', NULL) WHEN array_contains(coalesce(%s, array()), %s) THEN NULL ELSE named_struct('v', %s) END",
-		colOpType, colAbsentCols, d.literal(name), col)
+func (d sparkDialect) sent(col, name, absent string) string {
+	return fmt.Sprintf("CASE WHEN %s = 'DELETE' THEN named_struct('v', NULL) WHEN array_contains(coalesce(%s, array()), %s) THEN %s ELSE named_struct('v', %s) END",
+		colOpType, colAbsentCols, d.literal(name), absent, col)
 }
+func (sparkDialect) wrap(expr string) string        { return "named_struct('v', " + expr + ")" }
 func (sparkDialect) lastSent(expr, w string) string { return "last(" + expr + ", true) OVER " + w }
 
 // currentView is the statement (without ";") of the current-state view:
@@ -430,6 +436,22 @@ func currentView(d sqlDialect, t *Table, name string) string {
 	if carry {
 		inner = append(inner, colAbsentCols)
 	}
+	// An UPDATE that changed the key starts the new key's window: a
+	// column its partial after image left out did not change, so it is
+	// the before image's value when that carries one (the old key's
+	// changes are not in the new key's window to carry it from).
+	var moved string
+	if carry && t.BeforeImage {
+		inner = append(inner, colBeforeImage)
+		var differs, present []string
+		for _, c := range t.Columns {
+			if c.Key {
+				differs = append(differs, d.distinct(colBeforeImage+"."+d.ident(c.Name), d.ident(c.Name)))
+				present = append(present, colBeforeImage+"."+d.ident(c.Name)+" IS NOT NULL")
+			}
+		}
+		moved = fmt.Sprintf("%s = 'UPDATE' AND (%s) AND (%s)", colOpType, strings.Join(present, " OR "), strings.Join(differs, " OR "))
+	}
 
 	// With partial images, each column comes from the latest change that
 	// carried it; otherwise the latest change's image is the row.
@@ -444,7 +466,12 @@ func currentView(d sqlDialect, t *Table, name string) string {
 			// Qualified: a column named like the subquery (NUMBERED)
 			// would otherwise be read as it.
 			outer = append(outer, "numbered."+id+".v AS "+id)
-			mid = append(mid, d.lastSent(d.sent(id, c.Name), "w")+" AS "+id)
+			absent := "NULL"
+			if moved != "" {
+				before := colBeforeImage + "." + id
+				absent = fmt.Sprintf("CASE WHEN %s AND %s IS NOT NULL THEN %s END", moved, before, d.wrap(before))
+			}
+			mid = append(mid, d.lastSent(d.sent(id, c.Name, absent), "w")+" AS "+id)
 		}
 	}
 
@@ -473,7 +500,7 @@ func currentView(d sqlDialect, t *Table, name string) string {
 			tombMeta = append(tombMeta, colSrcPartition, colSrcOffset)
 		}
 		if carry {
-			tombMeta = append(tombMeta, "NULL AS "+colAbsentCols)
+			tombMeta = append(tombMeta, "NULL AS "+colAbsentCols, colBeforeImage)
 		}
 		b.WriteString("    UNION ALL\n")
 		fmt.Fprintf(&b, "    SELECT %s, %s FROM %s\n", strings.Join(sel, ", "), strings.Join(tombMeta, ", "), d.ident(t.Name))

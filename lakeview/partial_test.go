@@ -31,6 +31,26 @@ func TestCurrentStateKeepsValuesPartialImagesDidNotSend(t *testing.T) {
 	equalLines(t, "A of 1", one, []string{"a2"})
 }
 
+// TestCurrentStateKeyChangeWithPartialImage: an UPDATE that changes the
+// key and leaves columns out of its after image moves the row with the
+// values its before image gives for them (the old key's changes are not
+// in the new key's window); an explicit null in the after image stays
+// null, and the old key is gone.
+func TestCurrentStateKeyChangeWithPartialImage(t *testing.T) {
+	lines := []string{
+		`{"op_type":"OBJECT_METADATA","qual_table":"S.P","columns":{"ID":{"type":"number","null":false,"key":true},"A":{"type":"string","null":true,"key":false},"B":{"type":"string","null":true,"key":false},"C":{"type":"string","null":true,"key":false}}}`,
+		`{"qual_table":"S.P","op_type":"INSERT","op_ts":"2026-07-13T01:00:00Z","pos":"1","after":{"ID":1,"A":"a1","B":"b1","C":"c1"}}`,
+		`{"qual_table":"S.P","op_type":"UPDATE","op_ts":"2026-07-13T02:00:00Z","pos":"2","before":{"ID":1,"A":"a1","B":"b1","C":"c1"},"after":{"ID":5,"A":"a2","C":null}}`,
+		`{"qual_table":"S.P","op_type":"UPDATE","op_ts":"2026-07-13T03:00:00Z","pos":"3","before":{"ID":5},"after":{"ID":5,"A":"a3"}}`,
+		`{"qual_table":"S.P","op_type":"INSERT","op_ts":"2026-07-13T01:00:00Z","pos":"4","after":{"ID":2,"A":"x","B":"y","C":"z"}}`,
+		`{"qual_table":"S.P","op_type":"UPDATE","op_ts":"2026-07-13T04:00:00Z","pos":"5","before":{"ID":2,"A":"x","B":"y","C":"z"},"after":{"ID":2,"A":"x2"}}`,
+	}
+	got := query(t, viewsOf(t, lines), `SELECT CAST(ID AS BIGINT), A, B, C FROM "S.P__current" ORDER BY ID`)
+	// 5: A from its own later change, B from the move's before image, C
+	// nulled by the move. 2: an update that kept its key carries as before.
+	equalLines(t, "current S.P", got, []string{"2|x2|y|z", "5|a3|b1|NULL"})
+}
+
 // TestCurrentStateColumnsNamedLikeItsAliases: columns named as the view's
 // own subquery (NUMBERED) and carry field (V) read their values, not the
 // subquery's.
