@@ -40,9 +40,10 @@ type partitionFetcher struct {
 	failures int
 	// values reads message values off the socket (kafka.Batch.Read, no
 	// allocation per message); each is then copied into the arena. A
-	// value larger than it ends the fetch (kafka-go gives the
-	// batch up, rolling its offset back): the next fetch reads that
-	// message alone with ReadMessage (wholeNext) and grows values to fit.
+	// value larger than it ends the fetch (kafka-go gives the batch up,
+	// rolling its offset back) and drops the connection: the next fetch
+	// reads that message whole with ReadMessage (wholeNext) and grows
+	// values to fit such values, up to valuesMaxBytes.
 	values    []byte
 	wholeNext bool
 	// arena holds the values handed out, one after the other; a full
@@ -63,8 +64,10 @@ const (
 	// deadlineEvery is how many messages share one socket deadline.
 	deadlineEvery = 64
 	// valuesBufferBytes is the size of a fetcher's value buffer until a
-	// larger value comes.
+	// larger value comes, and valuesMaxBytes the most it grows to: a
+	// value larger than that costs a fetch of its own every time.
 	valuesBufferBytes = 16 << 10
+	valuesMaxBytes    = 1 << 20
 	// arenaBytes is the size of an arena (partitionFetcher.arena): one
 	// allocation for about a hundred records of a few hundred bytes.
 	arenaBytes = 32 << 10
@@ -189,19 +192,21 @@ func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func(
 	var (
 		chunk   []Message
 		stopped bool
+		short   bool // a value larger than f.values ended the fetch
 	)
 	for i := 0; ; i++ {
 		if i%deadlineEvery == 0 {
 			f.conn.SetReadDeadline(time.Now().Add(messageReadTimeout))
 		}
-		value, at, err := f.read(batch, offset)
+		value, at, own, err := f.read(batch, offset)
 		if err != nil {
+			short = errors.Is(err, io.ErrShortBuffer)
 			break
 		}
 		if chunk == nil {
 			chunk = make([]Message, 0, maxEventMessages)
 		}
-		if value != nil {
+		if value != nil && !own {
 			value = f.keep(value)
 		}
 		chunk = append(chunk, Message{Value: value, Owned: true, Partition: f.name, Offset: at, Origin: f.name, Sep: '@',
@@ -224,9 +229,18 @@ func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func(
 		// for ever.
 		next = bo
 	}
+	if short {
+		// Closing the batch would read the rest of the response, up to
+		// MaxBytes, under a deadline set up to 64 records ago, and keep
+		// the connection if that ran out midway: the next fetch would
+		// read the old response's bytes as its own. The next fetch, which
+		// reads the large value whole, connects again instead.
+		f.conn.Close()
+	}
 	err := batch.Close()
-	if errors.Is(err, io.ErrShortBuffer) {
-		err = nil // a value larger than f.values: the next fetch reads it whole
+	if short {
+		f.close()
+		err = nil
 	}
 	if f.conn != nil {
 		f.conn.SetReadDeadline(time.Time{})
@@ -307,24 +321,25 @@ func (f *partitionFetcher) keep(value []byte) []byte {
 	return f.arena[n:len(f.arena):len(f.arena)]
 }
 
-// read reads the next message of batch at or past from: its value, which
-// stays valid until the next read, and its offset. The broker answers
-// with whole record batches, so a fetch from inside one starts with the
-// records before from (kafka-go's ReadMessage skips them; its Read does
-// not). After a value too large for f.values, it reads the message whole
-// (and the fetch that does so grows f.values); the error is then the
-// batch's io.ErrShortBuffer.
-func (f *partitionFetcher) read(batch *kafka.Batch, from int64) ([]byte, int64, error) {
+// read reads the next message of batch at or past from: its value and
+// offset. A value read whole is the caller's (own); any other stays valid
+// only until the next read. The broker answers with whole record
+// batches, so a fetch from inside one starts with the records before from
+// (kafka-go's ReadMessage skips them; its Read does not). After a value
+// too large for f.values, it reads the next message whole (and grows
+// f.values to fit such values, up to valuesMaxBytes); the error is then
+// the batch's io.ErrShortBuffer.
+func (f *partitionFetcher) read(batch *kafka.Batch, from int64) (value []byte, at int64, own bool, err error) {
 	if f.wholeNext {
 		m, err := batch.ReadMessage()
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, false, err
 		}
 		f.wholeNext = false
-		if len(m.Value) > len(f.values) {
-			f.values = make([]byte, len(m.Value)+len(m.Value)/4)
+		if n := len(m.Value) + len(m.Value)/4; n > len(f.values) && n <= valuesMaxBytes {
+			f.values = make([]byte, n)
 		}
-		return m.Value, m.Offset, nil
+		return m.Value, m.Offset, true, nil
 	}
 	if f.values == nil {
 		f.values = make([]byte, valuesBufferBytes)
@@ -335,7 +350,7 @@ func (f *partitionFetcher) read(batch *kafka.Batch, from int64) ([]byte, int64, 
 			f.wholeNext = true
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, false, err
 		}
 		at := batch.Offset() - 1
 		switch {
@@ -344,8 +359,8 @@ func (f *partitionFetcher) read(batch *kafka.Batch, from int64) ([]byte, int64, 
 		case n == 0:
 			// A null value (a tombstone) and an empty one read alike
 			// here; neither is a record.
-			return nil, at, nil
+			return nil, at, false, nil
 		}
-		return f.values[:n], at, nil
+		return f.values[:n], at, false, nil
 	}
 }

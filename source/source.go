@@ -18,9 +18,10 @@ type Message struct {
 	// Value is the record's bytes. It is valid until the next call to
 	// Next, unless Owned is set.
 	Value []byte
-	// Owned says Value's memory is this record's alone and stays valid
-	// after Next (Kafka's values are allocated message by message), so a
-	// consumer may keep it instead of copying it.
+	// Owned says Value's memory is never written again and stays valid
+	// after Next (Kafka's values are copied out of the socket's buffers
+	// into memory kept for them), so a consumer may keep it instead of
+	// copying it.
 	Owned bool
 	// Partition names the ordered stream the record belongs to (an input
 	// file, a Kafka topic partition) as a safe path segment.
