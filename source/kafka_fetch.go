@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,9 @@ type partitionFetcher struct {
 	log       *slog.Logger
 
 	conn *kafka.Conn
+	// readTimeout bounds the wait for the next message of a fetch
+	// response under way; zero means messageReadTimeout.
+	readTimeout time.Duration
 	// failures counts consecutive failed connects or fetches; a fetch
 	// that returns anything resets it.
 	failures int
@@ -196,7 +200,7 @@ func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func(
 	)
 	for i := 0; ; i++ {
 		if i%deadlineEvery == 0 {
-			f.conn.SetReadDeadline(time.Now().Add(messageReadTimeout))
+			f.conn.SetReadDeadline(time.Now().Add(cmp.Or(f.readTimeout, messageReadTimeout)))
 		}
 		value, at, own, err := f.read(batch, offset)
 		if err != nil {
