@@ -66,7 +66,8 @@ func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error
 		fields[i] = optional(fields[i])
 	}
 	md := v.Schema.Metadata()
-	p, err := t.pub.PrepareVersion(t.ctx, tables.TableVersion{Table: v.Table, Version: v.Number, Schema: arrow.NewSchema(fields, &md)})
+	p, err := t.pub.PrepareVersion(t.ctx, tables.TableVersion{Table: v.Table, Version: v.Number, Schema: arrow.NewSchema(fields, &md),
+		Renames: ddlRenames(v)})
 	if err != nil {
 		return nil, fmt.Errorf("prepare the Iceberg table: %w", err)
 	}
@@ -76,6 +77,36 @@ func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error
 		out[i] = sameNullability(out[i], f)
 	}
 	return arrow.NewSchema(out, &md), nil
+}
+
+// ddlRenames are the columns the DDL statement that opened v renamed
+// (RENAME COLUMN), by their names in v's data files: new name → old.
+func ddlRenames(v *arrowschema.Version) map[string]string {
+	if v.DDL == "" {
+		return nil
+	}
+	var out map[string]string
+	for _, a := range arrowschema.ParseDDL(v.DDL).Alters {
+		if a.Kind != arrowschema.AlterRename {
+			continue
+		}
+		i := slices.IndexFunc(v.Columns, func(c arrowschema.Column) bool { return c.Name == a.NewName })
+		if i < 0 {
+			i = slices.IndexFunc(v.Columns, func(c arrowschema.Column) bool { return strings.EqualFold(c.Name, a.NewName) })
+		}
+		if i < 0 {
+			continue // the refreshed metadata has no such column
+		}
+		old := a.Column.Name
+		if slices.Contains(partition.FolderKeys, strings.ToLower(old)) {
+			old += "_" // as FieldName writes such a column
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[v.FieldName(i)] = old
+	}
+	return out
 }
 
 // optional is f with it and every field nested in it nullable.

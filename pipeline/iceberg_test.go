@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 	"github.com/lakehouse-exporter/lakehouse-exporter/cdc"
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/icebergtest"
@@ -332,5 +333,73 @@ func TestPercentTableNameIsDeadLetteredWithREST(t *testing.T) {
 	}
 	if got := readTables(t, cfg, lake)["SALES.ORDERS"]; got.rows != 6 {
 		t.Errorf("SALES.ORDERS: %d rows through the catalog, want 6", got.rows)
+	}
+}
+
+// TestRenamedColumnKeepsItsFieldID: a column that a DDL statement renames
+// keeps its Iceberg field ID, so the table reads the values written
+// before the rename under the new name; a column that metadata alone
+// renames (no DDL says so) is a new column, its older values left under
+// the dropped one in the older snapshots.
+func TestRenamedColumnKeepsItsFieldID(t *testing.T) {
+	dir := t.TempDir()
+	lake := filepath.Join(dir, "lake")
+	cfg := tables.Config{Kind: tables.SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(lake, "_iceberg")}
+	lines := []string{
+		`{"op_type":"OBJECT_METADATA","qual_table":"S.R","columns":{"ID":{"type":"number","null":false,"key":true},"A":{"type":"string","null":true,"key":false},"C":{"type":"string","null":true,"key":false}}}`,
+		`{"qual_table":"S.R","op_type":"INSERT","op_ts":"2026-07-13T01:00:00Z","pos":"1","after":{"ID":1,"A":"one","C":"c1"}}`,
+		`{"op_type":"DDL","op_ts":"2026-07-13T02:00:00Z","pos":"2","ddl":{"object":{"catalog":"","schema":"S","object":"R"},"statement":"ALTER TABLE S.R RENAME COLUMN A TO B"}}`,
+		`{"qual_table":"S.R","op_type":"INSERT","op_ts":"2026-07-13T03:00:00Z","pos":"3","after":{"ID":2,"B":"two","C":"c2"}}`,
+		`{"op_type":"OBJECT_METADATA","qual_table":"S.R","columns":{"ID":{"type":"number","null":false,"key":true},"B":{"type":"string","null":true,"key":false},"D":{"type":"string","null":true,"key":false}}}`,
+		`{"qual_table":"S.R","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","pos":"4","after":{"ID":3,"B":"three","D":"d3"}}`,
+	}
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := export(t, lake, func(c *pipeline.Config) { c.Catalog = &cfg }, in); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p, err := tables.Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	tbl, _ := icebergtest.Scan(t, p, "S.R")
+	for _, prefix := range []string{"", "before_image."} {
+		ids := map[string]int{} // column → field ID, in every schema of the table
+		for _, sc := range tbl.Metadata().Schemas() {
+			for _, name := range []string{"A", "B", "C", "D"} {
+				if f, ok := sc.FindFieldByName(prefix + name); ok {
+					ids[name] = f.ID
+				}
+			}
+		}
+		if ids["A"] == 0 || ids["A"] != ids["B"] {
+			t.Errorf("%scolumns' field IDs %v: want B to keep A's ID (the DDL renamed it)", prefix, ids)
+		}
+		if ids["C"] == 0 || ids["D"] == 0 || ids["C"] == ids["D"] {
+			t.Errorf("%scolumns' field IDs %v: want D a new column (no DDL said C was renamed)", prefix, ids)
+		}
+	}
+	at, err := p.Read(ctx, "S.R", []string{"ID", "B", "D"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	got := map[string]bool{}
+	tr := array.NewTableReader(at, 0)
+	defer tr.Release()
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		for i := range int(rec.NumRows()) {
+			got[fmt.Sprintf("%v|%v|%v", rec.Column(0).ValueStr(i), rec.Column(1).ValueStr(i), rec.Column(2).ValueStr(i))] = true
+		}
+	}
+	for _, want := range []string{"1|one|(null)", "2|two|(null)", "3|three|d3"} {
+		if !got[want] {
+			t.Errorf("the table's rows %v lack %s", got, want)
+		}
 	}
 }

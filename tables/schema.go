@@ -47,6 +47,13 @@ type TableVersion struct {
 	Version int
 	// Schema is the version's data-file schema (arrowschema.Version.Schema).
 	Schema *arrow.Schema
+	// Renames are the columns the DDL that opened the version renamed:
+	// new name → old name, as the data files name them. Such a column
+	// keeps its Iceberg field ID, so readers find its older values under
+	// the new name. Metadata alone cannot tell a rename from a dropped
+	// column and an added one, which is what a column renamed without a
+	// DDL statement becomes.
+	Renames map[string]string
 }
 
 // Prepared is what PrepareVersion returns for a table version.
@@ -456,7 +463,7 @@ func newestVersion(tbl *table.Table) int {
 func (p *Publisher) evolve(ctx context.Context, tbl *table.Table, tv TableVersion, want *iceberg.Schema) error {
 	txn := tbl.NewTransaction()
 	u := txn.UpdateSchema(true, false)
-	e := evolver{u: u}
+	e := evolver{u: u, renames: tv.Renames}
 	e.structs(nil, tbl.Schema().Fields(), want.Fields())
 	if e.err != nil {
 		return e.err
@@ -484,9 +491,12 @@ func (p *Publisher) evolve(ctx context.Context, tbl *table.Table, tv TableVersio
 
 // evolver turns the difference between the table's schema and a
 // version's columns into schema update operations, matching columns by
-// name at every level.
+// name at every level, or by the rename the version's DDL made.
 type evolver struct {
-	u       *table.UpdateSchema
+	u *table.UpdateSchema
+	// renames is TableVersion.Renames, applied at every level: the
+	// before_image struct has the table's columns too.
+	renames map[string]string
 	changed bool
 	err     error
 }
@@ -503,8 +513,21 @@ func (e *evolver) structs(path []string, cur, want []iceberg.NestedField) {
 	wanted := make(map[string]bool, len(want))
 	for _, w := range want {
 		wanted[w.Name] = true
+	}
+	for _, w := range want {
 		p := childPath(path, w.Name)
 		c, ok := curByName[w.Name]
+		if !ok {
+			if old, ok := e.renamedFrom(w, curByName, wanted); ok {
+				// The update addresses the column by its old name.
+				op := childPath(path, old.Name)
+				e.u.RenameColumn(op, w.Name)
+				e.changed = true
+				wanted[old.Name] = true
+				e.field(op, old, w)
+				continue
+			}
+		}
 		if !ok {
 			e.add(p, w)
 			continue
@@ -517,6 +540,44 @@ func (e *evolver) structs(path []string, cur, want []iceberg.NestedField) {
 			e.changed = true
 		}
 	}
+}
+
+// renamedFrom returns the current column that w renames: the one
+// e.renames names for it (in any case), when the version drops it and its
+// type becomes w's in place. A rename that changes the type beyond that
+// is a new column, as without the rename.
+func (e *evolver) renamedFrom(w iceberg.NestedField, cur map[string]iceberg.NestedField, wanted map[string]bool) (iceberg.NestedField, bool) {
+	name, ok := e.renames[w.Name]
+	if !ok {
+		return iceberg.NestedField{}, false
+	}
+	c, ok := cur[name]
+	if !ok {
+		for n, f := range cur {
+			if strings.EqualFold(n, name) {
+				c, ok = f, true
+				break
+			}
+		}
+	}
+	if !ok || wanted[c.Name] || !inPlace(c.Type, w.Type) {
+		return iceberg.NestedField{}, false
+	}
+	return c, true
+}
+
+// inPlace reports whether field can change a column of type cur to type
+// want without replacing it.
+func inPlace(cur, want iceberg.Type) bool {
+	switch ct := cur.(type) {
+	case *iceberg.StructType:
+		_, ok := want.(*iceberg.StructType)
+		return ok
+	case iceberg.PrimitiveType:
+		wt, ok := want.(iceberg.PrimitiveType)
+		return ok && (ct.Equals(wt) || promotes(wt, ct) || promotes(ct, wt))
+	}
+	return false
 }
 
 // add adds a column. It is optional whatever the source says: rows
