@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/lakehouse-exporter/lakehouse-exporter/internal/duckq"
+	"github.com/lakehouse-exporter/lakehouse-exporter/lakeview"
 	"github.com/lakehouse-exporter/lakehouse-exporter/maintain"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
@@ -238,5 +241,77 @@ func TestBinSplitByArrowSize(t *testing.T) {
 	again, err := maintain.Run(context.Background(), cfg)
 	if err != nil || again.FilesRewritten != 0 {
 		t.Fatalf("second pass: %+v, %v: want nothing rewritten", again, err)
+	}
+}
+
+// TestCurrentStateViewsSameAfterCompaction: the current-state views over
+// the folders (exporter views) give the same rows before compaction,
+// after a pass that leaves the replaced files in place (no expiry: the
+// folders then hold every row twice), and after one that expires them.
+func TestCurrentStateViewsSameAfterCompaction(t *testing.T) {
+	l := newLake(t)
+	l.export(t, 1, samplePath)
+	l.export(t, 7, genStream(t, 240, 3, time.Date(2026, 7, 13, 23, 59, 0, 0, time.UTC)))
+	p := l.open(t)
+	ctx := context.Background()
+	current := func() map[string][]string {
+		t.Helper()
+		script, err := lakeview.Generate(ctx, l.st, l.dir, lakeview.DuckDB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db := duckq.OpenTB(t)
+		if _, err := db.Exec(script); err != nil {
+			t.Fatalf("running the views: %v", err)
+		}
+		tbls, err := lakeview.Tables(ctx, l.st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]string{}
+		for _, tb := range tbls {
+			if len(tb.Keys()) == 0 {
+				continue
+			}
+			_, rows, err := duckq.Rows(db, `SELECT * FROM "`+tb.Name+`__current"`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := duckq.Lines(rows)
+			slices.Sort(lines)
+			out[tb.Name] = lines
+		}
+		return out
+	}
+	parquetFiles := func() int {
+		n := 0
+		filepath.WalkDir(l.dir, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".parquet") && !strings.Contains(path, "/_") {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	before, filesBefore := current(), parquetFiles()
+	if len(before) < 3 {
+		t.Fatalf("current states of %d tables: the test would prove little", len(before))
+	}
+	cfg := l.config(t, p)
+	if sum, err := maintain.Run(ctx, cfg); err != nil || sum.FilesRewritten == 0 {
+		t.Fatalf("pass without expiry: %+v, %v", sum, err)
+	}
+	if got := current(); !reflect.DeepEqual(got, before) {
+		t.Errorf("current state with the replaced files still in the folders:\n%v\nwant\n%v", got, before)
+	}
+	cfg.ExpireAfter, cfg.KeepSnapshots = time.Nanosecond, 1
+	if _, err := maintain.Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if n := parquetFiles(); n >= filesBefore {
+		t.Fatalf("%d data files after expiry, %d before compaction: the replaced files were not deleted", n, filesBefore)
+	}
+	if got := current(); !reflect.DeepEqual(got, before) {
+		t.Errorf("current state after expiry:\n%v\nwant\n%v", got, before)
 	}
 }
