@@ -395,3 +395,101 @@ func TestOldMetadataFilesAreDeleted(t *testing.T) {
 		})
 	}
 }
+
+// TestTableShape: the partition spec follows Config.Partitioning (day,
+// hour, none: --partition-time processing), the sort order is op_ts
+// ascending, and the table names the exporter version that made it.
+func TestTableShape(t *testing.T) {
+	for _, tc := range []struct {
+		part      Partitioning
+		transform string // "" for unpartitioned
+	}{{ByDay, "day"}, {ByHour, "hour"}, {Unpartitioned, ""}} {
+		t.Run(string(tc.part), func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			p, err := Open(ctx, Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh"),
+				Partitioning: tc.part, ExporterVersion: "v9.8.7-test"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			v1, err := p.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := p.Catalog().LoadTable(ctx, v1.Identifier)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opTS, _ := tbl.Schema().FindFieldByName("op_ts")
+			spec := tbl.Spec()
+			switch {
+			case tc.transform == "" && spec.NumFields() != 0:
+				t.Errorf("partition spec %v, want none", spec)
+			case tc.transform != "" && (spec.NumFields() != 1 || spec.Field(0).Transform.String() != tc.transform || spec.Field(0).SourceIDs[0] != opTS.ID):
+				t.Errorf("partition spec %v, want %s(op_ts)", spec, tc.transform)
+			}
+			order := tbl.SortOrder()
+			if order.Len() != 1 {
+				t.Fatalf("sort order %v, want op_ts ascending", order)
+			}
+			for _, f := range order.Fields() {
+				if f.SourceIDs[0] != opTS.ID || f.Direction != table.SortASC {
+					t.Errorf("sort field %v, want op_ts ascending", f)
+				}
+			}
+			if got := tbl.Properties()[PropExporterVersion]; got != "v9.8.7-test" {
+				t.Errorf("table property %s = %q, want the exporter's version", PropExporterVersion, got)
+			}
+		})
+	}
+}
+
+// TestTypeChangeReplacesTheColumn: a type the column cannot be promoted
+// to in place (string → decimal) drops it and adds a new column of the
+// same name with a new field ID; the older snapshot still reads the old
+// values.
+func TestTypeChangeReplacesTheColumn(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p, err := Open(ctx, Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	v1, err := p.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	f1 := writeFile(t, dir, "data/SALES.ORDERS/schema_version=1/dt=2026-03-01/part-1.parquet", v1.Schema, 1,
+		[]int64{1, 2}, []time.Time{day, day.Add(time.Minute)}, 0)
+	if _, err := p.Publish(ctx, Round{RunID: "r", RoundID: "1", Files: []DataFile{f1}}); err != nil {
+		t.Fatal(err)
+	}
+	sc := sourceSchema(1)
+	fields := sc.Fields()
+	for i := range fields {
+		if fields[i].Name == "NAME" {
+			fields[i].Type = &arrow.Decimal128Type{Precision: 10, Scale: 0}
+		}
+	}
+	v2, err := p.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 2, Schema: arrow.NewSchema(fields, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, now := fieldIDs(t, v1.Schema)["NAME"], fieldIDs(t, v2.Schema)["NAME"]
+	if old == 0 || now == 0 || old == now {
+		t.Errorf("NAME has field ID %d in version 1 and %d in version 2, want a new one", old, now)
+	}
+	tbl, err := p.Catalog().LoadTable(ctx, v1.Identifier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := tbl.Schema().FindFieldByName("NAME"); !ok || f.ID != now || f.Type.String() != "decimal(10, 0)" {
+		t.Errorf("current NAME %v (found %v), want decimal(10, 0) with field ID %d", f, ok, now)
+	}
+	if rows, _, _ := scan(t, tbl, tbl.CurrentSnapshot().SnapshotID); rows != 2 {
+		t.Errorf("the snapshot before the change reads %d rows, want 2", rows)
+	}
+}
