@@ -112,6 +112,15 @@ def pyiceberg_table(lake, source_table):
         cat = SqlCatalog("lakehouse", uri=f"sqlite:///{lake['work'] / 'catalog.db'}",
                          warehouse=f"file://{lake['sink']}/_iceberg")
         return cat.load_table(ident)
+    if lake["catalog"] == "postgres":
+        from pyiceberg.catalog.sql import SqlCatalog
+
+        # The exporter's DSN, for SQLAlchemy with psycopg (scripts/spark.sh).
+        dsn = os.environ["EXPORTER_TEST_POSTGRES_DSN"]
+        cat = SqlCatalog("lakehouse", uri="postgresql+psycopg://" + dsn.split("://", 1)[1],
+                         warehouse=f"file://{lake['sink']}/_iceberg")
+        return cat.load_table(ident)
+    # pyiceberg has no hadoop catalog: the table's current metadata file.
     from pyiceberg.table import StaticTable
 
     return StaticTable.from_metadata(metadata)

@@ -15,6 +15,7 @@ ICEBERG_JAR_NAME=iceberg-spark-runtime-${SPARK_MINOR}_$SPARK_SCALA
 # exporter publishes with --catalog sql on PostgreSQL.
 POSTGRES_JDBC_VERSION=42.7.14
 SQLITE_JDBC_VERSION=3.53.0.0
+PSYCOPG_VERSION=3.3.9
 SPARK_REQUIREMENTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/enginetest/requirements.txt
 SPARK_ENV=$TOOLS_CACHE/pyenv-$( (cat "$SPARK_REQUIREMENTS"; echo "$ICEBERG_JAR_NAME:$ICEBERG_VERSION postgresql:$POSTGRES_JDBC_VERSION"; python3 --version) | sha256sum | cut -c1-12)
 
@@ -39,6 +40,12 @@ spark_install() {
     (cd "$SPARK_ENV" && mvn -B -q -Dmaven.repo.local="$TOOLS_M2" \
       org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
       -Dartifact="org.xerial:sqlite-jdbc:$SQLITE_JDBC_VERSION" -DoutputDirectory="$SPARK_ENV/jars") </dev/null
+  fi
+  # psycopg, for pyiceberg's SqlCatalog on PostgreSQL (the tables of
+  # --catalog sql on PostgreSQL, read through the catalog); installed
+  # apart for the same reason.
+  if ! "$SPARK_ENV/bin/python" -c 'import psycopg' 2>/dev/null; then
+    "$SPARK_ENV/bin/pip" install -q --disable-pip-version-check "psycopg[binary]==$PSYCOPG_VERSION" </dev/null
   fi
   export EXPORTER_TEST_PYTHON=$SPARK_ENV/bin/python
   export EXPORTER_TEST_SQLITE_JAR=$SPARK_ENV/jars/sqlite-jdbc-$SQLITE_JDBC_VERSION.jar
