@@ -20,7 +20,9 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/duckq"
 	"github.com/lakehouse-exporter/lakehouse-exporter/lakeview"
 	"github.com/lakehouse-exporter/lakehouse-exporter/maintain"
+	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
+	"github.com/lakehouse-exporter/lakehouse-exporter/writer"
 )
 
 // TestCompactionKeepsEveryRow: the sample (schema versions, a partial
@@ -125,16 +127,30 @@ func checkCompacted(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer tbl.Release()
-	idx := tbl.Schema().FieldIndices("op_ts")
-	var prev arrow.Timestamp
-	for _, chunk := range tbl.Column(idx[0]).Data().Chunks() {
-		ts := chunk.(*array.Timestamp)
-		for i := range ts.Len() {
-			if ts.Value(i) < prev {
-				t.Fatalf("%s: op_ts %v after %v: rows not sorted", path, ts.Value(i), prev)
-			}
-			prev = ts.Value(i)
+	// Rows in order of op_ts, then src_partition, src_offset.
+	type key struct {
+		ts   arrow.Timestamp
+		part string
+		off  int64
+	}
+	col := func(name string) arrow.Array {
+		c, err := array.Concatenate(tbl.Column(tbl.Schema().FieldIndices(name)[0]).Data().Chunks(), memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return c
+	}
+	ts, part, off := col("op_ts").(*array.Timestamp), col("src_partition").(*array.String), col("src_offset").(*array.Int64)
+	defer ts.Release()
+	defer part.Release()
+	defer off.Release()
+	var prev key
+	for i := range ts.Len() {
+		k := key{ts.Value(i), part.Value(i), off.Value(i)}
+		if i > 0 && (k.ts < prev.ts || (k.ts == prev.ts && (k.part < prev.part || (k.part == prev.part && k.off < prev.off)))) {
+			t.Fatalf("%s: row %d %v after %v: rows not sorted by op_ts, src_partition, src_offset", path, i, k, prev)
+		}
+		prev = k
 	}
 }
 
@@ -313,5 +329,72 @@ func TestCurrentStateViewsSameAfterCompaction(t *testing.T) {
 	}
 	if got := current(); !reflect.DeepEqual(got, before) {
 		t.Errorf("current state after expiry:\n%v\nwant\n%v", got, before)
+	}
+}
+
+// TestCompactionKeepsHoursApart: with hourly partitions (hour(op_ts) and
+// hr= folders) a pass compacts each hour's files into one file of its
+// own folder, never rows of two hours into one file.
+func TestCompactionKeepsHoursApart(t *testing.T) {
+	l := newLake(t)
+	l.cat.Partitioning = tables.ByHour
+	var in strings.Builder
+	in.WriteString(`{"op_type":"OBJECT_METADATA","qual_table":"S.H","columns":{"ID":{"type":"integer","null":false,"key":true},"X":{"type":"string","null":true,"key":false}}}` + "\n")
+	for i := range 6 {
+		fmt.Fprintf(&in, `{"qual_table":"S.H","op_type":"INSERT","op_ts":"2026-07-13T0%d:%02d:00.000000Z","pos":"%020d","after":{"ID":%d,"X":"x%d"}}`+"\n", 1+i%2, i, i, i, i)
+	}
+	path := filepath.Join(t.TempDir(), "hours.jsonl")
+	if err := os.WriteFile(path, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.exportWith(t, writer.Config{MaxRows: 1, Granularity: partition.Hourly}, path)
+	p := l.open(t)
+	before := rows(t, p, "S.H")
+	sum, err := maintain.Run(context.Background(), l.config(t, p))
+	if err != nil || sum.FilesRewritten != 6 || sum.FilesWritten != 2 {
+		t.Fatalf("pass %+v, %v: want the 6 files of two hours rewritten into 2", sum, err)
+	}
+	if got := rows(t, p, "S.H"); !slices.Equal(got, before) {
+		t.Errorf("rows after compaction %q, before %q", got, before)
+	}
+	files, tbl := liveFiles(t, p, "S.H")
+	if spec := tbl.Spec(); spec.Field(0).Transform.String() != "hour" {
+		t.Fatalf("partition spec %v, want hour(op_ts)", spec)
+	}
+	for dir, fs := range files {
+		if len(fs) != 1 || !strings.Contains(dir, "/hr=") {
+			t.Errorf("%s: %d files, want one, in an hr= folder", dir, len(fs))
+			continue
+		}
+		local := strings.TrimPrefix(fs[0], "file://")
+		checkCompacted(t, local)
+		data, err := os.ReadFile(local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := file.NewParquetReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at, err := fr.ReadTable(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hours := map[int]bool{}
+		for _, c := range at.Column(at.Schema().FieldIndices("op_ts")[0]).Data().Chunks() {
+			ts := c.(*array.Timestamp)
+			for i := range ts.Len() {
+				hours[ts.Value(i).ToTime(arrow.Microsecond).Hour()] = true
+			}
+		}
+		at.Release()
+		r.Close()
+		if len(hours) != 1 || at.NumRows() != 3 {
+			t.Errorf("%s: %d rows of hours %v, want the 3 rows of one hour", local, at.NumRows(), hours)
+		}
 	}
 }

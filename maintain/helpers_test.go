@@ -54,6 +54,13 @@ func newLake(t testing.TB) *lake {
 // file at most, publishing to the catalog.
 func (l *lake) export(t testing.TB, maxRows int, paths ...string) {
 	t.Helper()
+	l.exportWith(t, writer.Config{MaxRows: maxRows}, paths...)
+}
+
+// exportWith runs the exporter over paths into the lake with the writer
+// settings w, publishing to the catalog.
+func (l *lake) exportWith(t testing.TB, w writer.Config, paths ...string) {
+	t.Helper()
 	src, err := source.NewFiles(paths, 0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +74,7 @@ func (l *lake) export(t testing.TB, maxRows int, paths ...string) {
 	_, err = pipeline.Run(context.Background(), pipeline.Config{
 		Source: src, Store: l.st, Decoder: dec, MaxRejects: -1, DecodeWorkers: -1,
 		Schema:  arrowschema.Options{BeforeImage: true},
-		Writer:  writer.Config{MaxRows: maxRows},
+		Writer:  w,
 		Catalog: &cat,
 	})
 	if err != nil {
