@@ -53,3 +53,21 @@ func checkCatalogMark(ctx context.Context, st Store, cat *tables.Config, now tim
 	return fmt.Errorf("%w (--catalog %s, since %s): give the run the same --catalog flags; without them its files would never reach the tables, and `exporter maintain` would delete them as orphans. To stop publishing the tables for good, delete %s from the sink",
 		ErrCatalogExpected, mark.Kind, mark.Since.Format(time.RFC3339), catalogMarkKey)
 }
+
+// PublishedCatalog reports whether the sink's tables are published to an
+// Iceberg catalog, and of which kind: readers of its folders then need to
+// know that maintenance rewrites them.
+func PublishedCatalog(ctx context.Context, st Store) (kind string, ok bool, err error) {
+	data, err := st.Get(ctx, catalogMarkKey)
+	if errors.Is(err, store.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read %s: %w", catalogMarkKey, err)
+	}
+	var mark catalogMark
+	if err := json.Unmarshal(data, &mark); err != nil {
+		return "", true, nil // published, the kind unknown: checkCatalogMark says how to mend it
+	}
+	return mark.Kind, true, nil
+}

@@ -100,6 +100,29 @@ func hasLine(out string, fields []string) bool {
 	return false
 }
 
+// TestFolderViewsOfAPublishedLakeSaySo: views without the catalog flags,
+// over a lake whose tables are published to a catalog, begin with a
+// comment (and log a warning) that compaction makes the folder views
+// count a partition's rows twice until expiry; a plain lake's do not.
+func TestFolderViewsOfAPublishedLakeSaySo(t *testing.T) {
+	dir := t.TempDir()
+	sink := exportSampleWithCatalog(t, dir, catalogCases[1]) // hadoop
+	code, out, stderr := runExporter(t, nil, "views", "--sink", "file://"+sink)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.HasPrefix(out, "-- This lake's tables are published to an Iceberg catalog (--catalog hadoop).") || !strings.Contains(stderr, "count its rows twice") {
+		t.Errorf("folder views of a published lake do not say so:\n%s\nstderr: %s", out[:min(len(out), 400)], stderr)
+	}
+	plain := filepath.Join(t.TempDir(), "lake")
+	if code, _, stderr := runExporter(t, nil, "run", "--source", "file:../../testdata/goldengate/sample.jsonl", "--sink", "file://"+plain, "--once"); code != exitOK {
+		t.Fatalf("plain run: exit %d: %s", code, stderr)
+	}
+	if code, out, _ := runExporter(t, nil, "views", "--sink", "file://"+plain); code != exitOK || strings.Contains(out, "Iceberg catalog") {
+		t.Errorf("views of a plain lake: exit %d, mention a catalog:\n%s", code, out[:min(len(out), 400)])
+	}
+}
+
 // TestViewsPrintCatalogQueries: with the catalog flags, views adds the
 // Spark catalog settings and a view per table over lakehouse.NS.TABLE,
 // or DuckDB's iceberg_scan of each table's current metadata file (as

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/lakehouse-exporter/lakehouse-exporter/lakeview"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
+	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
 
@@ -228,6 +229,24 @@ func (c *viewsCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logge
 	sql, err := lakeview.Generate(ctx, st, root, c.Dialect)
 	if err != nil {
 		return err
+	}
+	if !c.catalogFlags.given() {
+		kind, published, err := pipeline.PublishedCatalog(ctx, st)
+		if err != nil {
+			return err
+		}
+		if published {
+			// The folder views stay right until maintenance rewrites a
+			// partition; a reader should know before it happens.
+			logger.Warn("this lake's tables are published to an Iceberg catalog: once `exporter maintain` compacts a partition, these folder views count its rows twice until the replaced files expire; give the --catalog flags for views over the tables", "catalog", kind)
+			which := ""
+			if kind != "" {
+				which = " (--catalog " + kind + ")"
+			}
+			sql = "-- This lake's tables are published to an Iceberg catalog" + which + ". Once `exporter maintain`\n" +
+				"-- compacts a partition, the folder views below count its rows twice until the replaced files expire\n" +
+				"-- (--expire-after). Views over the tables: exporter views with the same --catalog flags.\n" + sql
+		}
 	}
 	if c.catalogFlags.given() {
 		more, err := c.icebergViews(ctx, st, logger)
