@@ -183,10 +183,9 @@ func (t *tablePass) groups(live []tables.LiveFile, pending map[string]bool) []*g
 	return out
 }
 
-// isSplitPart reports whether key is one of the files a bin too large in
-// Arrow was split into (writeBin): each holds about BinArrowBytes of
-// rows already, and compacting them again would write them again as
-// they are, pass after pass.
+// isSplitPart reports whether key is a full part of a bin too large in
+// Arrow (writeBin): it holds about BinArrowBytes of rows already, and
+// compacting it again would write it again as it is, pass after pass.
 func isSplitPart(key string) bool {
 	base := path.Base(key)
 	if !strings.HasPrefix(base, CompactedPrefix) {

@@ -104,9 +104,10 @@ func (in *binInput) release() {
 // writeBin reads a bin's files record batch by record batch, sorts their
 // rows and writes them as the file name.parquet. The rows are held once
 // in memory, then once more sorted. Where the next file's rows would take
-// them past BinArrowBytes in Arrow, the bin is split: those read so far
-// are written first, and the files are name-p0.parquet, name-p1.parquet
-// and so on (isSplitPart). It returns the files written, also when it
+// them past BinArrowBytes in Arrow, those read so far are written first,
+// as a full part: name-p0.parquet, name-p1.parquet and so on, which later
+// passes leave alone (isSplitPart); the rest is name.parquet, compacted
+// again with newer files. It returns the files written, also when it
 // fails after some.
 func (t *tablePass) writeBin(ctx context.Context, g *group, bin []smallFile, name string) ([]tables.DataFile, int64, error) {
 	var (
@@ -114,11 +115,13 @@ func (t *tablePass) writeBin(ctx context.Context, g *group, bin []smallFile, nam
 		rows int64
 	)
 	in := &binInput{ranges: map[string]SourceRange{}}
-	defer in.release()
-	flush := func(split bool) error {
+	defer func() { in.release() }() // the input being read when it fails
+	parts := 0
+	flush := func(full bool) error {
 		key := name + ".parquet"
-		if split {
-			key = fmt.Sprintf("%s%s%d.parquet", name, splitPartMark, len(out))
+		if full {
+			key = fmt.Sprintf("%s%s%d.parquet", name, splitPartMark, parts)
+			parts++
 		}
 		df, n, err := t.writeRows(ctx, g, in, len(bin), key)
 		if err != nil {
@@ -144,7 +147,7 @@ func (t *tablePass) writeBin(ctx context.Context, g *group, bin []smallFile, nam
 			return out, rows, err
 		}
 	}
-	if err := flush(len(out) > 0); err != nil {
+	if err := flush(false); err != nil {
 		return out, rows, err
 	}
 	return out, rows, nil

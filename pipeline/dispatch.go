@@ -357,6 +357,9 @@ func (r *runner) schemaEvent(ctx context.Context, ev *arrowschema.Event) error {
 	r.sum.SchemaEvents++
 	v := ev.Version
 	r.cfg.Observer.SchemaVersion(v.Table, v.Number)
+	if r.ice != nil {
+		r.ice.noteVersion(v) // its renames, for the next version that writes a file
+	}
 	if ev.Kind != arrowschema.EventCompleted {
 		files, err := r.writer.FlushTable(v.Table, "ddl")
 		if err != nil {

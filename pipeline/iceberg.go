@@ -39,6 +39,10 @@ type icebergTables struct {
 	// (see documentIceberg).
 	seen         map[versionKey]bool
 	undocumented []preparedVersion
+	// renames holds the columns each version's DDL renamed (noteVersion):
+	// a table's Iceberg schema evolves only when a version writes a file,
+	// so a version prepared after others that wrote none needs theirs too.
+	renames map[versionKey]map[string]string
 }
 
 // The commit protocol's recovery and fencing call the tables too.
@@ -49,7 +53,7 @@ var (
 
 func newIcebergTables(ctx context.Context, pub *tables.Publisher, st Store, run string, log *slog.Logger) *icebergTables {
 	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, footers: map[string]keptFooter{},
-		seen: map[versionKey]bool{}}
+		seen: map[versionKey]bool{}, renames: map[versionKey]map[string]string{}}
 }
 
 // fileSchema is writer.Config.FileSchema: the version's schema with the
@@ -66,8 +70,9 @@ func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error
 		fields[i] = optional(fields[i])
 	}
 	md := v.Schema.Metadata()
+	t.noteVersion(v)
 	p, err := t.pub.PrepareVersion(t.ctx, tables.TableVersion{Table: v.Table, Version: v.Number, Schema: arrow.NewSchema(fields, &md),
-		Renames: ddlRenames(v)})
+		Renames: t.renamesOf(v.Table)})
 	if err != nil {
 		return nil, fmt.Errorf("prepare the Iceberg table: %w", err)
 	}
@@ -77,6 +82,32 @@ func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error
 		out[i] = sameNullability(out[i], f)
 	}
 	return arrow.NewSchema(out, &md), nil
+}
+
+// noteVersion keeps the columns the DDL that opened v renamed.
+func (t *icebergTables) noteVersion(v *arrowschema.Version) {
+	r := ddlRenames(v)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r != nil {
+		t.renames[versionKey{v.Table, v.Number}] = r
+	}
+}
+
+// renamesOf returns the renames noted for table's versions, by version.
+func (t *icebergTables) renamesOf(table string) map[int]map[string]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out map[int]map[string]string
+	for k, r := range t.renames {
+		if k.table == table {
+			if out == nil {
+				out = map[int]map[string]string{}
+			}
+			out[k.version] = r
+		}
+	}
+	return out
 }
 
 // ddlRenames are the columns the DDL statement that opened v renamed

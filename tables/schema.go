@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"strconv"
 	"strings"
@@ -47,13 +48,16 @@ type TableVersion struct {
 	Version int
 	// Schema is the version's data-file schema (arrowschema.Version.Schema).
 	Schema *arrow.Schema
-	// Renames are the columns the DDL that opened the version renamed:
-	// new name → old name, as the data files name them. Such a column
-	// keeps its Iceberg field ID, so readers find its older values under
-	// the new name. Metadata alone cannot tell a rename from a dropped
-	// column and an added one, which is what a column renamed without a
-	// DDL statement becomes.
-	Renames map[string]string
+	// Renames are, by version, the columns the DDL statement that opened
+	// it renamed: new name → old name, as the data files name them (a
+	// version may name the ones before it too: a table's schema evolves
+	// only for versions that write files, and the renames of the
+	// versions since its last one are composed). A renamed column keeps
+	// its Iceberg field ID, so readers find its older values under the
+	// new name. Metadata alone cannot tell a rename from a dropped column
+	// and an added one, which is what a column renamed without a DDL
+	// statement becomes.
+	Renames map[int]map[string]string
 }
 
 // Prepared is what PrepareVersion returns for a table version.
@@ -463,7 +467,7 @@ func newestVersion(tbl *table.Table) int {
 func (p *Publisher) evolve(ctx context.Context, tbl *table.Table, tv TableVersion, want *iceberg.Schema) error {
 	txn := tbl.NewTransaction()
 	u := txn.UpdateSchema(true, false)
-	e := evolver{u: u, renames: tv.Renames}
+	e := evolver{u: u, renames: composeRenames(tv.Renames, newestVersion(tbl), tv.Version)}
 	e.structs(nil, tbl.Schema().Fields(), want.Fields())
 	if e.err != nil {
 		return e.err
@@ -516,18 +520,21 @@ func (e *evolver) structs(path []string, cur, want []iceberg.NestedField) {
 	}
 	for _, w := range want {
 		p := childPath(path, w.Name)
-		c, ok := curByName[w.Name]
-		if !ok {
-			if old, ok := e.renamedFrom(w, curByName, wanted); ok {
-				// The update addresses the column by its old name.
-				op := childPath(path, old.Name)
-				e.u.RenameColumn(op, w.Name)
-				e.changed = true
-				wanted[old.Name] = true
-				e.field(op, old, w)
-				continue
+		if old, ok := e.renamedFrom(w, curByName, wanted); ok {
+			if same, ok := curByName[w.Name]; ok && same.ID != old.ID {
+				// The column that had the new name before was dropped in
+				// between; iceberg-go takes the name once it is gone.
+				e.u.DeleteColumn(p)
 			}
+			// The update addresses the column by its old name.
+			op := childPath(path, old.Name)
+			e.u.RenameColumn(op, w.Name)
+			e.changed = true
+			wanted[old.Name] = true
+			e.field(op, old, w)
+			continue
 		}
+		c, ok := curByName[w.Name]
 		if !ok {
 			e.add(p, w)
 			continue
@@ -540,6 +547,32 @@ func (e *evolver) structs(path []string, cur, want []iceberg.NestedField) {
 			e.changed = true
 		}
 	}
+}
+
+// composeRenames composes the renames of the versions after base up to
+// v (TableVersion.Renames): a column's name at v → its name at base, for
+// the columns whose names differ.
+func composeRenames(byVersion map[int]map[string]string, base, v int) map[string]string {
+	out := map[string]string{}
+	for n := base + 1; n <= v; n++ {
+		step := byVersion[n]
+		if len(step) == 0 {
+			continue
+		}
+		next := maps.Clone(out)
+		for _, old := range step {
+			delete(next, old) // moved (a swap renames both at once)
+		}
+		for name, old := range step {
+			if orig, ok := out[old]; ok {
+				old = orig
+			}
+			next[name] = old
+		}
+		out = next
+	}
+	maps.DeleteFunc(out, func(name, orig string) bool { return name == orig })
+	return out
 }
 
 // renamedFrom returns the current column that w renames: the one
