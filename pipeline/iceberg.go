@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -39,10 +40,13 @@ type icebergTables struct {
 	// (see documentIceberg).
 	seen         map[versionKey]bool
 	undocumented []preparedVersion
-	// renames holds the columns each version's DDL renamed (noteVersion):
-	// a table's Iceberg schema evolves only when a version writes a file,
-	// so a version prepared after others that wrote none needs theirs too.
-	renames map[versionKey]map[string]string
+	// unprepared holds the versions this run opened that have no Iceberg
+	// schema yet (noteVersion): a table's schema evolves only when a
+	// version writes a file, and it evolves through each version opened
+	// since, in order, so that every rename, drop and add applies as the
+	// source made it (composed, A → B then ADD A would give the new A
+	// the old values).
+	unprepared map[versionKey]*arrowschema.Version
 }
 
 // The commit protocol's recovery and fencing call the tables too.
@@ -53,7 +57,7 @@ var (
 
 func newIcebergTables(ctx context.Context, pub *tables.Publisher, st Store, run string, log *slog.Logger) *icebergTables {
 	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, footers: map[string]keptFooter{},
-		seen: map[versionKey]bool{}, renames: map[versionKey]map[string]string{}}
+		seen: map[versionKey]bool{}, unprepared: map[versionKey]*arrowschema.Version{}}
 }
 
 // fileSchema is writer.Config.FileSchema: the version's schema with the
@@ -65,18 +69,16 @@ func newIcebergTables(ctx context.Context, pub *tables.Publisher, st Store, run 
 // fails on them (Spark: a NullPointerException). The files keep the
 // writer's own choice.
 func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error) {
-	fields := v.Schema.Fields()
-	for i := range fields {
-		fields[i] = optional(fields[i])
+	for _, before := range t.unpreparedBefore(v) {
+		if _, err := t.prepare(before); err != nil && !errors.Is(err, tables.ErrVersionSuperseded) {
+			return nil, fmt.Errorf("prepare the Iceberg table for version %d, opened before version %d: %w", before.Number, v.Number, err)
+		}
 	}
-	md := v.Schema.Metadata()
-	t.noteVersion(v)
-	p, err := t.pub.PrepareVersion(t.ctx, tables.TableVersion{Table: v.Table, Version: v.Number, Schema: arrow.NewSchema(fields, &md),
-		Renames: t.renamesOf(v.Table)})
+	p, err := t.prepare(v)
 	if err != nil {
 		return nil, fmt.Errorf("prepare the Iceberg table: %w", err)
 	}
-	t.prepared(v.Table, v.Number, p)
+	md := v.Schema.Metadata()
 	out := p.Schema.Fields()
 	for i, f := range v.Schema.Fields() {
 		out[i] = sameNullability(out[i], f)
@@ -84,29 +86,51 @@ func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error
 	return arrow.NewSchema(out, &md), nil
 }
 
-// noteVersion keeps the columns the DDL that opened v renamed.
+// prepare gives version v its Iceberg schema (tables.PrepareVersion).
+func (t *icebergTables) prepare(v *arrowschema.Version) (tables.Prepared, error) {
+	fields := v.Schema.Fields()
+	for i := range fields {
+		fields[i] = optional(fields[i])
+	}
+	md := v.Schema.Metadata()
+	p, err := t.pub.PrepareVersion(t.ctx, tables.TableVersion{Table: v.Table, Version: v.Number, Schema: arrow.NewSchema(fields, &md),
+		Renames: ddlRenames(v)})
+	if err == nil || errors.Is(err, tables.ErrVersionSuperseded) {
+		// Kept after any other failure: the next version that writes
+		// tries it again.
+		t.mu.Lock()
+		delete(t.unprepared, versionKey{v.Table, v.Number})
+		t.mu.Unlock()
+	}
+	if err != nil {
+		return tables.Prepared{}, err
+	}
+	t.prepared(v.Table, v.Number, p)
+	return p, nil
+}
+
+// noteVersion keeps a version opened (or completed) in this run until it
+// has an Iceberg schema.
 func (t *icebergTables) noteVersion(v *arrowschema.Version) {
-	r := ddlRenames(v)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if r != nil {
-		t.renames[versionKey{v.Table, v.Number}] = r
+	if key := (versionKey{v.Table, v.Number}); !t.seen[key] {
+		t.unprepared[key] = v
 	}
 }
 
-// renamesOf returns the renames noted for table's versions, by version.
-func (t *icebergTables) renamesOf(table string) map[int]map[string]string {
+// unpreparedBefore lists the versions of v's table before v that were
+// noted and have no Iceberg schema, oldest first.
+func (t *icebergTables) unpreparedBefore(v *arrowschema.Version) []*arrowschema.Version {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var out map[int]map[string]string
-	for k, r := range t.renames {
-		if k.table == table {
-			if out == nil {
-				out = map[int]map[string]string{}
-			}
-			out[k.version] = r
+	var out []*arrowschema.Version
+	for k, u := range t.unprepared {
+		if k.table == v.Table && k.version < v.Number {
+			out = append(out, u)
 		}
 	}
+	slices.SortFunc(out, func(a, b *arrowschema.Version) int { return a.Number - b.Number })
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -405,25 +406,56 @@ func TestRenamedColumnKeepsItsFieldID(t *testing.T) {
 }
 
 // TestRenamesAcrossVersionsWithoutRows: the table's schema evolves only
-// for versions that write files, so renames of versions without rows in
-// between are composed: a column renamed X → Y and then Y → Z keeps its
-// field ID, and a column renamed onto the name of one dropped just before
-// (DROP B, then A → B) takes over A's values, not the dropped B's.
+// for versions that write files, and then through every version opened
+// since, in order: a chain of renames keeps the field ID, a column renamed
+// onto the name of one dropped before takes over the renamed column's
+// values, a name renamed away and added again is a new column, a column
+// renamed, dropped and added again has none of the old values, and a swap
+// through a third name swaps the values.
 func TestRenamesAcrossVersionsWithoutRows(t *testing.T) {
 	dir := t.TempDir()
 	lake := filepath.Join(dir, "lake")
 	cfg := tables.Config{Kind: tables.SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(lake, "_iceberg")}
-	ddl := func(pos, stmt string) string {
-		return `{"op_type":"DDL","op_ts":"2026-07-13T02:00:00Z","pos":"` + pos + `","ddl":{"object":{"catalog":"","schema":"S","object":"R"},"statement":"` + stmt + `"}}`
+	pos := 0
+	next := func() int { pos++; return pos }
+	ddl := func(table, stmt string) string {
+		return fmt.Sprintf(`{"op_type":"DDL","op_ts":"2026-07-13T02:00:00Z","pos":"%d","ddl":{"object":{"catalog":"","schema":"S","object":"%s"},"statement":"ALTER TABLE S.%s %s"}}`, next(), table, table, stmt)
 	}
-	lines := []string{
-		`{"op_type":"OBJECT_METADATA","qual_table":"S.R","columns":{"ID":{"type":"number","null":false,"key":true},"A":{"type":"string","null":true,"key":false},"B":{"type":"string","null":true,"key":false},"X":{"type":"string","null":true,"key":false}}}`,
-		`{"qual_table":"S.R","op_type":"INSERT","op_ts":"2026-07-13T01:00:00Z","pos":"1","after":{"ID":1,"A":"a-one","B":"b-one","X":"x-one"}}`,
-		ddl("2", "ALTER TABLE S.R DROP COLUMN B"),
-		ddl("3", "ALTER TABLE S.R RENAME COLUMN A TO B"),
-		ddl("4", "ALTER TABLE S.R RENAME COLUMN X TO Y"),
-		ddl("5", "ALTER TABLE S.R RENAME COLUMN Y TO Z"),
-		`{"qual_table":"S.R","op_type":"INSERT","op_ts":"2026-07-13T03:00:00Z","pos":"6","after":{"ID":2,"B":"two","Z":"z-two"}}`,
+	meta := func(table string, cols ...string) string {
+		var c []string
+		for _, n := range cols {
+			c = append(c, fmt.Sprintf(`"%s":{"type":"string","null":true,"key":false}`, n))
+		}
+		return fmt.Sprintf(`{"op_type":"OBJECT_METADATA","qual_table":"S.%s","columns":{"ID":{"type":"number","null":false,"key":true},%s}}`, table, strings.Join(c, ","))
+	}
+	insert := func(table, after string) string {
+		return fmt.Sprintf(`{"qual_table":"S.%s","op_type":"INSERT","op_ts":"2026-07-13T03:00:00Z","pos":"%d","after":%s}`, table, next(), after)
+	}
+	cases := []struct {
+		table string
+		lines []string
+		read  []string // columns
+		want  []string // ID|col|col...
+	}{
+		{"CHAIN", []string{meta("CHAIN", "X"), insert("CHAIN", `{"ID":1,"X":"x-one"}`),
+			ddl("CHAIN", "RENAME COLUMN X TO Y"), ddl("CHAIN", "RENAME COLUMN Y TO Z"), insert("CHAIN", `{"ID":2,"Z":"z-two"}`)},
+			[]string{"ID", "Z"}, []string{"1|x-one", "2|z-two"}},
+		{"ONTO", []string{meta("ONTO", "A", "B"), insert("ONTO", `{"ID":1,"A":"a-one","B":"b-one"}`),
+			ddl("ONTO", "DROP COLUMN B"), ddl("ONTO", "RENAME COLUMN A TO B"), insert("ONTO", `{"ID":2,"B":"two"}`)},
+			[]string{"ID", "B"}, []string{"1|a-one", "2|two"}},
+		{"READD", []string{meta("READD", "A"), insert("READD", `{"ID":1,"A":"a-one"}`),
+			ddl("READD", "RENAME COLUMN A TO B"), ddl("READD", "ADD A VARCHAR2(10)"), insert("READD", `{"ID":2,"A":"new-a","B":"b-two"}`)},
+			[]string{"ID", "A", "B"}, []string{"1|(null)|a-one", "2|new-a|b-two"}},
+		{"DROPPED", []string{meta("DROPPED", "A"), insert("DROPPED", `{"ID":1,"A":"a-one"}`),
+			ddl("DROPPED", "RENAME COLUMN A TO B"), ddl("DROPPED", "DROP COLUMN B"), ddl("DROPPED", "ADD B VARCHAR2(10)"), insert("DROPPED", `{"ID":2,"B":"b-two"}`)},
+			[]string{"ID", "B"}, []string{"1|(null)", "2|b-two"}},
+		{"SWAP", []string{meta("SWAP", "A", "B"), insert("SWAP", `{"ID":1,"A":"a-one","B":"b-one"}`),
+			ddl("SWAP", "RENAME COLUMN A TO T"), ddl("SWAP", "RENAME COLUMN B TO A"), ddl("SWAP", "RENAME COLUMN T TO B"), insert("SWAP", `{"ID":2,"A":"a-two","B":"b-two"}`)},
+			[]string{"ID", "A", "B"}, []string{"1|b-one|a-one", "2|a-two|b-two"}},
+	}
+	var lines []string
+	for _, c := range cases {
+		lines = append(lines, c.lines...)
 	}
 	in := filepath.Join(dir, "in.jsonl")
 	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
@@ -438,23 +470,28 @@ func TestRenamesAcrossVersionsWithoutRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	at, err := p.Read(ctx, "S.R", []string{"ID", "B", "Z"}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer at.Release()
-	got := map[string]bool{}
-	tr := array.NewTableReader(at, 0)
-	defer tr.Release()
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		for i := range int(rec.NumRows()) {
-			got[fmt.Sprintf("%v|%v|%v", rec.Column(0).ValueStr(i), rec.Column(1).ValueStr(i), rec.Column(2).ValueStr(i))] = true
+	for _, c := range cases {
+		at, err := p.Read(ctx, "S."+c.table, c.read, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", c.table, err)
 		}
-	}
-	for _, want := range []string{"1|a-one|x-one", "2|two|z-two"} {
-		if !got[want] {
-			t.Errorf("the table's rows %v lack %s", got, want)
+		var got []string
+		tr := array.NewTableReader(at, 0)
+		for tr.Next() {
+			rec := tr.RecordBatch()
+			for i := range int(rec.NumRows()) {
+				var vals []string
+				for _, name := range c.read { // the table's column order may differ
+					vals = append(vals, rec.Column(rec.Schema().FieldIndices(name)[0]).ValueStr(i))
+				}
+				got = append(got, strings.Join(vals, "|"))
+			}
+		}
+		tr.Release()
+		at.Release()
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: rows %q, want %q", c.table, got, c.want)
 		}
 	}
 }

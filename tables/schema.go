@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/url"
 	"strconv"
 	"strings"
@@ -48,17 +47,19 @@ type TableVersion struct {
 	Version int
 	// Schema is the version's data-file schema (arrowschema.Version.Schema).
 	Schema *arrow.Schema
-	// Renames are, by version, the columns the DDL statement that opened
-	// it renamed: new name → old name, as the data files name them (a
-	// version may name the ones before it too: a table's schema evolves
-	// only for versions that write files, and the renames of the
-	// versions since its last one are composed). A renamed column keeps
-	// its Iceberg field ID, so readers find its older values under the
-	// new name. Metadata alone cannot tell a rename from a dropped column
-	// and an added one, which is what a column renamed without a DDL
-	// statement becomes.
-	Renames map[int]map[string]string
+	// Renames are the columns the DDL statement that opened the version
+	// renamed: new name → old name, as the data files name them. A
+	// renamed column keeps its Iceberg field ID, so readers find its older
+	// values under the new name. Metadata alone cannot tell a rename from
+	// a dropped column and an added one, which is what a column renamed
+	// without a DDL statement becomes. The renames apply to the table's
+	// schema as it is: prepare the versions in order.
+	Renames map[string]string
 }
+
+// ErrVersionSuperseded is wrapped by PrepareVersion's error for a version
+// older than the newest the table has, that was never given a schema.
+var ErrVersionSuperseded = errors.New("the table has a newer source version")
 
 // Prepared is what PrepareVersion returns for a table version.
 type Prepared struct {
@@ -285,7 +286,7 @@ func (p *Publisher) PrepareVersion(ctx context.Context, tv TableVersion) (Prepar
 			return Prepared{Identifier: ident, SchemaID: sc.ID, Schema: annotated}, nil
 		}
 		if newest := newestVersion(tbl); tv.Version < newest {
-			return Prepared{}, fmt.Errorf("table %q version %d is older than version %d that the Iceberg table %s already has, and was never given a schema there; it cannot be published", tv.Table, tv.Version, newest, strings.Join(ident, "."))
+			return Prepared{}, fmt.Errorf("table %q version %d is older than version %d that the Iceberg table %s already has, and was never given a schema there; it cannot be published: %w", tv.Table, tv.Version, newest, strings.Join(ident, "."), ErrVersionSuperseded)
 		}
 		err := p.evolve(ctx, tbl, tv, want)
 		reloaded, lerr := p.load(ctx, ident)
@@ -467,7 +468,7 @@ func newestVersion(tbl *table.Table) int {
 func (p *Publisher) evolve(ctx context.Context, tbl *table.Table, tv TableVersion, want *iceberg.Schema) error {
 	txn := tbl.NewTransaction()
 	u := txn.UpdateSchema(true, false)
-	e := evolver{u: u, renames: composeRenames(tv.Renames, newestVersion(tbl), tv.Version)}
+	e := evolver{u: u, renames: tv.Renames}
 	e.structs(nil, tbl.Schema().Fields(), want.Fields())
 	if e.err != nil {
 		return e.err
@@ -547,32 +548,6 @@ func (e *evolver) structs(path []string, cur, want []iceberg.NestedField) {
 			e.changed = true
 		}
 	}
-}
-
-// composeRenames composes the renames of the versions after base up to
-// v (TableVersion.Renames): a column's name at v → its name at base, for
-// the columns whose names differ.
-func composeRenames(byVersion map[int]map[string]string, base, v int) map[string]string {
-	out := map[string]string{}
-	for n := base + 1; n <= v; n++ {
-		step := byVersion[n]
-		if len(step) == 0 {
-			continue
-		}
-		next := maps.Clone(out)
-		for _, old := range step {
-			delete(next, old) // moved (a swap renames both at once)
-		}
-		for name, old := range step {
-			if orig, ok := out[old]; ok {
-				old = orig
-			}
-			next[name] = old
-		}
-		out = next
-	}
-	maps.DeleteFunc(out, func(name, orig string) bool { return name == orig })
-	return out
 }
 
 // renamedFrom returns the current column that w renames: the one
