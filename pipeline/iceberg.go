@@ -44,8 +44,8 @@ type icebergTables struct {
 	// schema yet (noteVersion): a table's schema evolves only when a
 	// version writes a file, and it evolves through each version opened
 	// since, in order, so that every rename, drop and add applies as the
-	// source made it (composed, A → B then ADD A would give the new A
-	// the old values).
+	// source made it, one step at a time (A → B, then ADD A: the new A is
+	// a new column, not the old one back).
 	unprepared map[versionKey]*arrowschema.Version
 }
 

@@ -523,8 +523,9 @@ func (e *evolver) structs(path []string, cur, want []iceberg.NestedField) {
 		p := childPath(path, w.Name)
 		if old, ok := e.renamedFrom(w, curByName, wanted); ok {
 			if same, ok := curByName[w.Name]; ok && same.ID != old.ID {
-				// The column that had the new name before was dropped in
-				// between; iceberg-go takes the name once it is gone.
+				// The column that had the new name was dropped by a
+				// version the table never got (opened before a restart);
+				// iceberg-go takes the name once it is gone.
 				e.u.DeleteColumn(p)
 			}
 			// The update addresses the column by its old name.
