@@ -45,6 +45,8 @@ STREAMS = {
     "edge_types": ([HERE / "testdata/edge_types.jsonl"], ["--type-hint", EDGE_HINTS]),
     # Partial images only: absent_columns decides the current state.
     "partial": ([HERE / "testdata/partial.jsonl"], []),
+    # The key column renamed by a DDL: older rows keep their keys.
+    "key_rename": ([HERE / "testdata/key_rename.jsonl"], []),
 }
 
 SETTINGS = [(enc, pq) for enc in ("delta", "plain") for pq in ("lean", "arrow")]

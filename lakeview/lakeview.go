@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
 )
 
@@ -57,6 +58,10 @@ type Table struct {
 	// AbsentColumns is true when the files list the columns missing from
 	// partial images.
 	AbsentColumns bool
+	// FormerNames are, for a column a version's DDL renamed (RENAME
+	// COLUMN), the names it had before, newest first: older files hold its
+	// values under them.
+	FormerNames map[string][]string
 }
 
 // Column is one source column of a table.
@@ -201,6 +206,7 @@ func Tables(ctx context.Context, st Store) ([]Table, error) {
 				t.Columns[i].Versions = append(t.Columns[i].Versions, d.version)
 			}
 		}
+		t.FormerNames = formerNames(docs, index)
 		// key flags come from the newest version alone
 		newest := docs[len(docs)-1].doc
 		for _, c := range newest.Columns {
@@ -210,6 +216,42 @@ func Tables(ctx context.Context, st Store) ([]Table, error) {
 	}
 	sort.Slice(tables, func(i, j int) bool { return tables[i].Name < tables[j].Name })
 	return tables, nil
+}
+
+// formerNames follows the RENAME COLUMN statements of the versions'
+// DDL, oldest first (Table.FormerNames); only names some version has
+// count.
+func formerNames(docs []docAt, index map[string]int) map[string][]string {
+	var out map[string][]string
+	for _, d := range docs {
+		for _, a := range arrowschema.ParseDDL(d.doc.DDL).Alters {
+			if a.Kind != arrowschema.AlterRename {
+				continue
+			}
+			from, to := columnNamed(index, a.Column.Name), columnNamed(index, a.NewName)
+			if from == "" || to == "" || from == to {
+				continue
+			}
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[to] = append([]string{from}, out[from]...)
+		}
+	}
+	return out
+}
+
+// columnNamed is the column of index named name, in any case, or "".
+func columnNamed(index map[string]int, name string) string {
+	if _, ok := index[name]; ok {
+		return name
+	}
+	for n := range index {
+		if strings.EqualFold(n, name) {
+			return n
+		}
+	}
+	return ""
 }
 
 // parseSchemaKey splits "_schemas/{segment}/v{N}.json".
@@ -406,10 +448,26 @@ func (sparkDialect) lastSent(expr, w string) string { return "last(" + expr + ",
 // changed the key, numbered per key from the newest; the newest is kept
 // unless it is a DELETE.
 func currentView(d sqlDialect, t *Table, name string) string {
+	// A key column a DDL renamed holds older rows' values under its
+	// former names: read through them, those rows keep their keys.
+	key := func(prefix, name string) string {
+		exprs := []string{prefix + d.ident(name)}
+		for _, f := range t.FormerNames[name] {
+			exprs = append(exprs, prefix+d.ident(f))
+		}
+		if len(exprs) == 1 {
+			return exprs[0]
+		}
+		return "COALESCE(" + strings.Join(exprs, ", ") + ")"
+	}
 	taken := map[string]bool{}
 	var cols []string
 	for _, c := range t.Columns {
-		cols = append(cols, d.ident(c.Name))
+		if c.Key {
+			cols = append(cols, key("", c.Name)+" AS "+d.ident(c.Name))
+		} else {
+			cols = append(cols, d.ident(c.Name))
+		}
 		taken[strings.ToLower(c.Name)] = true
 	}
 	rn := "__lakeview_rn"
@@ -446,8 +504,8 @@ func currentView(d sqlDialect, t *Table, name string) string {
 		var differs, present []string
 		for _, c := range t.Columns {
 			if c.Key {
-				differs = append(differs, d.distinct(colBeforeImage+"."+d.ident(c.Name), d.ident(c.Name)))
-				present = append(present, colBeforeImage+"."+d.ident(c.Name)+" IS NOT NULL")
+				differs = append(differs, d.distinct(key(colBeforeImage+".", c.Name), d.ident(c.Name)))
+				present = append(present, key(colBeforeImage+".", c.Name)+" IS NOT NULL")
 			}
 		}
 		moved = fmt.Sprintf("%s = 'UPDATE' AND (%s) AND (%s)", colOpType, strings.Join(present, " OR "), strings.Join(differs, " OR "))
@@ -488,9 +546,9 @@ func currentView(d sqlDialect, t *Table, name string) string {
 		var sel, differs, present []string
 		for _, c := range t.Columns {
 			if c.Key {
-				sel = append(sel, colBeforeImage+"."+d.ident(c.Name)+" AS "+d.ident(c.Name))
-				differs = append(differs, d.distinct(colBeforeImage+"."+d.ident(c.Name), d.ident(c.Name)))
-				present = append(present, colBeforeImage+"."+d.ident(c.Name)+" IS NOT NULL")
+				sel = append(sel, key(colBeforeImage+".", c.Name)+" AS "+d.ident(c.Name))
+				differs = append(differs, d.distinct(key(colBeforeImage+".", c.Name), key("", c.Name)))
+				present = append(present, key(colBeforeImage+".", c.Name)+" IS NOT NULL")
 			} else {
 				sel = append(sel, "NULL AS "+d.ident(c.Name))
 			}

@@ -51,6 +51,25 @@ func TestCurrentStateKeyChangeWithPartialImage(t *testing.T) {
 	equalLines(t, "current S.P", got, []string{"2|x2|y|z", "5|a3|b1|NULL"})
 }
 
+// TestCurrentStateAfterAKeyColumnRename: rows written before a DDL renamed
+// the key column keep their keys in the current state (read through the
+// former name), so they neither collapse into one row nor lose later
+// changes made under the new name.
+func TestCurrentStateAfterAKeyColumnRename(t *testing.T) {
+	lines := []string{
+		`{"op_type":"OBJECT_METADATA","qual_table":"S.K","columns":{"ID":{"type":"number","null":false,"key":true},"A":{"type":"string","null":true,"key":false}}}`,
+		`{"qual_table":"S.K","op_type":"INSERT","op_ts":"2026-07-13T01:00:00Z","pos":"1","after":{"ID":1,"A":"one"}}`,
+		`{"qual_table":"S.K","op_type":"INSERT","op_ts":"2026-07-13T01:00:01Z","pos":"2","after":{"ID":2,"A":"two"}}`,
+		`{"qual_table":"S.K","op_type":"INSERT","op_ts":"2026-07-13T01:00:02Z","pos":"3","after":{"ID":4,"A":"four"}}`,
+		`{"op_type":"DDL","op_ts":"2026-07-13T02:00:00Z","pos":"4","ddl":{"object":{"catalog":"","schema":"S","object":"K"},"statement":"ALTER TABLE S.K RENAME COLUMN ID TO KID"}}`,
+		`{"qual_table":"S.K","op_type":"UPDATE","op_ts":"2026-07-13T03:00:00Z","pos":"5","before":{"KID":1,"A":"one"},"after":{"KID":1,"A":"one-b"}}`,
+		`{"qual_table":"S.K","op_type":"INSERT","op_ts":"2026-07-13T03:00:01Z","pos":"6","after":{"KID":3,"A":"three"}}`,
+		`{"qual_table":"S.K","op_type":"DELETE","op_ts":"2026-07-13T03:00:02Z","pos":"7","before":{"KID":4,"A":"four"}}`,
+	}
+	got := query(t, viewsOf(t, lines), `SELECT CAST(KID AS BIGINT), A FROM "S.K__current" ORDER BY KID`)
+	equalLines(t, "current S.K", got, []string{"1|one-b", "2|two", "3|three"})
+}
+
 // TestCurrentStateColumnsNamedLikeItsAliases: columns named as the view's
 // own subquery (NUMBERED) and carry field (V) read their values, not the
 // subquery's.
