@@ -36,12 +36,13 @@ const (
 
 // Names of the exporter's metacolumns the views use.
 const (
-	colOpType       = "op_type"
-	colOpTS         = "op_ts"
-	colSrcPartition = "src_partition"
-	colSrcOffset    = "src_offset"
-	colBeforeImage  = "before_image"
-	colAbsentCols   = "absent_columns"
+	colOpType        = "op_type"
+	colOpTS          = "op_ts"
+	colSrcPartition  = "src_partition"
+	colSrcOffset     = "src_offset"
+	colBeforeImage   = "before_image"
+	colAbsentCols    = "absent_columns"
+	colSchemaVersion = "schema_version" // the folder key, a column of the all-versions view
 )
 
 // Table is one table of the lake as the schema registry describes it.
@@ -58,10 +59,11 @@ type Table struct {
 	// AbsentColumns is true when the files list the columns missing from
 	// partial images.
 	AbsentColumns bool
-	// FormerNames are, for a column a version's DDL renamed (RENAME
-	// COLUMN), the names it had before, newest first: older files hold its
-	// values under them.
-	FormerNames map[string][]string
+	// KeyNames are, for a key column that a version's DDL renamed (RENAME
+	// COLUMN), the name that holds its values in the files of each
+	// earlier version, by schema version (the versions where the column
+	// has its own name are not listed).
+	KeyNames map[string]map[int]string
 }
 
 // Column is one source column of a table.
@@ -206,11 +208,18 @@ func Tables(ctx context.Context, st Store) ([]Table, error) {
 				t.Columns[i].Versions = append(t.Columns[i].Versions, d.version)
 			}
 		}
-		t.FormerNames = formerNames(docs, index)
 		// key flags come from the newest version alone
 		newest := docs[len(docs)-1].doc
 		for _, c := range newest.Columns {
 			t.Columns[index[c.Name]].Key = c.Key
+			if c.Key {
+				if names := versionNames(docs, c.Name); names != nil {
+					if t.KeyNames == nil {
+						t.KeyNames = map[string]map[int]string{}
+					}
+					t.KeyNames[c.Name] = names
+				}
+			}
 		}
 		tables = append(tables, t)
 	}
@@ -218,40 +227,41 @@ func Tables(ctx context.Context, st Store) ([]Table, error) {
 	return tables, nil
 }
 
-// formerNames follows the RENAME COLUMN statements of the versions'
-// DDL, oldest first (Table.FormerNames); only names some version has
-// count.
-func formerNames(docs []docAt, index map[string]int) map[string][]string {
-	var out map[string][]string
-	for _, d := range docs {
-		for _, a := range arrowschema.ParseDDL(d.doc.DDL).Alters {
-			if a.Kind != arrowschema.AlterRename {
-				continue
+// versionNames follows the RENAME COLUMN statements of the versions' DDL
+// back from the newest version: the name column had in each older
+// version whose name for it differs (Table.KeyNames), or nil.
+func versionNames(docs []docAt, column string) map[int]string {
+	var out map[int]string
+	name := column
+	for i := len(docs) - 1; i > 0; i-- {
+		for _, a := range arrowschema.ParseDDL(docs[i].doc.DDL).Alters {
+			if a.Kind == arrowschema.AlterRename && strings.EqualFold(a.NewName, name) {
+				name = docNamed(docs[i-1].doc, a.Column.Name)
 			}
-			from, to := columnNamed(index, a.Column.Name), columnNamed(index, a.NewName)
-			if from == "" || to == "" || from == to {
-				continue
-			}
+		}
+		if name != column {
 			if out == nil {
-				out = map[string][]string{}
+				out = map[int]string{}
 			}
-			out[to] = append([]string{from}, out[from]...)
+			out[docs[i-1].version] = name
 		}
 	}
 	return out
 }
 
-// columnNamed is the column of index named name, in any case, or "".
-func columnNamed(index map[string]int, name string) string {
-	if _, ok := index[name]; ok {
-		return name
-	}
-	for n := range index {
-		if strings.EqualFold(n, name) {
-			return n
+// docNamed is the column of d named name, in any case, or name.
+func docNamed(d VersionDoc, name string) string {
+	for _, c := range d.Columns {
+		if c.Name == name {
+			return name
 		}
 	}
-	return ""
+	for _, c := range d.Columns {
+		if strings.EqualFold(c.Name, name) {
+			return c.Name
+		}
+	}
+	return name
 }
 
 // parseSchemaKey splits "_schemas/{segment}/v{N}.json".
@@ -448,24 +458,61 @@ func (sparkDialect) lastSent(expr, w string) string { return "last(" + expr + ",
 // changed the key, numbered per key from the newest; the newest is kept
 // unless it is a DELETE.
 func currentView(d sqlDialect, t *Table, name string) string {
-	// A key column a DDL renamed holds older rows' values under its
-	// former names: read through them, those rows keep their keys.
+	// A key column a DDL renamed holds older rows' values under other
+	// names, which may be other columns' in other versions: each
+	// version's files are read through the name they give it. A column
+	// whose name was a key's in some versions has no value there.
+	byVersion := func(expr func(name string) string, names map[int]string, own string) string {
+		groups := map[string][]int{}
+		for v, n := range names {
+			groups[n] = append(groups[n], v)
+		}
+		order := make([]string, 0, len(groups))
+		for n := range groups {
+			order = append(order, n)
+		}
+		sort.Strings(order)
+		var b strings.Builder
+		b.WriteString("CASE")
+		for _, n := range order {
+			vs := groups[n]
+			sort.Ints(vs)
+			then := "NULL"
+			if n != "" {
+				then = expr(n)
+			}
+			fmt.Fprintf(&b, " WHEN %s IN (%s) THEN %s", colSchemaVersion, intList(vs), then)
+		}
+		fmt.Fprintf(&b, " ELSE %s END", expr(own))
+		return b.String()
+	}
 	key := func(prefix, name string) string {
-		exprs := []string{prefix + d.ident(name)}
-		for _, f := range t.FormerNames[name] {
-			exprs = append(exprs, prefix+d.ident(f))
+		expr := func(n string) string { return prefix + d.ident(n) }
+		if names := t.KeyNames[name]; len(names) > 0 {
+			return byVersion(expr, names, name)
 		}
-		if len(exprs) == 1 {
-			return exprs[0]
+		return expr(name)
+	}
+	keyElsewhere := map[string]map[int]string{} // a column name → the versions where a key had it
+	for k, names := range t.KeyNames {
+		for v, n := range names {
+			if n != k {
+				if keyElsewhere[n] == nil {
+					keyElsewhere[n] = map[int]string{}
+				}
+				keyElsewhere[n][v] = ""
+			}
 		}
-		return "COALESCE(" + strings.Join(exprs, ", ") + ")"
 	}
 	taken := map[string]bool{}
 	var cols []string
 	for _, c := range t.Columns {
-		if c.Key {
+		switch {
+		case c.Key:
 			cols = append(cols, key("", c.Name)+" AS "+d.ident(c.Name))
-		} else {
+		case len(keyElsewhere[c.Name]) > 0:
+			cols = append(cols, byVersion(func(n string) string { return d.ident(n) }, keyElsewhere[c.Name], c.Name)+" AS "+d.ident(c.Name))
+		default:
 			cols = append(cols, d.ident(c.Name))
 		}
 		taken[strings.ToLower(c.Name)] = true
@@ -501,6 +548,9 @@ func currentView(d sqlDialect, t *Table, name string) string {
 	var moved string
 	if carry && t.BeforeImage {
 		inner = append(inner, colBeforeImage)
+		if len(t.KeyNames) > 0 {
+			inner = append(inner, colSchemaVersion) // moved reads the key's before image by version
+		}
 		var differs, present []string
 		for _, c := range t.Columns {
 			if c.Key {
@@ -559,6 +609,9 @@ func currentView(d sqlDialect, t *Table, name string) string {
 		}
 		if carry {
 			tombMeta = append(tombMeta, "NULL AS "+colAbsentCols, colBeforeImage)
+			if len(t.KeyNames) > 0 {
+				tombMeta = append(tombMeta, colSchemaVersion)
+			}
 		}
 		b.WriteString("    UNION ALL\n")
 		fmt.Fprintf(&b, "    SELECT %s, %s FROM %s\n", strings.Join(sel, ", "), strings.Join(tombMeta, ", "), d.ident(t.Name))

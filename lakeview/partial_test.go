@@ -70,6 +70,37 @@ func TestCurrentStateAfterAKeyColumnRename(t *testing.T) {
 	equalLines(t, "current S.K", got, []string{"1|one-b", "2|two", "3|three"})
 }
 
+// TestCurrentStateKeyRenameOntoReusedNames: a key renamed onto the name
+// of a column dropped before reads each version's files by the name they
+// give the key (not the dropped column's values), and a column added
+// under the key's former name has no value from the versions where that
+// name was the key.
+func TestCurrentStateKeyRenameOntoReusedNames(t *testing.T) {
+	ddl := func(pos, stmt string) string {
+		return `{"op_type":"DDL","op_ts":"2026-07-13T02:00:0` + pos + `Z","pos":"` + pos + `","ddl":{"object":{"catalog":"","schema":"S","object":"K"},"statement":"ALTER TABLE S.K ` + stmt + `"}}`
+	}
+	onto := []string{
+		`{"op_type":"OBJECT_METADATA","qual_table":"S.K","columns":{"ID":{"type":"number","null":false,"key":true},"KID":{"type":"number","null":true,"key":false},"A":{"type":"string","null":true,"key":false}}}`,
+		`{"qual_table":"S.K","op_type":"INSERT","op_ts":"2026-07-13T01:00:00Z","pos":"1","after":{"ID":1,"KID":100,"A":"one"}}`,
+		`{"qual_table":"S.K","op_type":"INSERT","op_ts":"2026-07-13T01:00:01Z","pos":"2","after":{"ID":2,"KID":200,"A":"two"}}`,
+		ddl("3", "DROP COLUMN KID"),
+		ddl("4", "RENAME COLUMN ID TO KID"),
+		`{"qual_table":"S.K","op_type":"INSERT","op_ts":"2026-07-13T03:00:00Z","pos":"5","after":{"KID":3,"A":"three"}}`,
+	}
+	got := query(t, viewsOf(t, onto), `SELECT CAST(KID AS BIGINT), A FROM "S.K__current" ORDER BY KID`)
+	equalLines(t, "key renamed onto a dropped column's name", got, []string{"1|one", "2|two", "3|three"})
+
+	readded := []string{
+		`{"op_type":"OBJECT_METADATA","qual_table":"S.K","columns":{"ID":{"type":"number","null":false,"key":true},"A":{"type":"string","null":true,"key":false}}}`,
+		`{"qual_table":"S.K","op_type":"INSERT","op_ts":"2026-07-13T01:00:00Z","pos":"1","after":{"ID":1,"A":"one"}}`,
+		ddl("2", "RENAME COLUMN ID TO KID"),
+		ddl("3", "ADD ID NUMBER"),
+		`{"qual_table":"S.K","op_type":"UPDATE","op_ts":"2026-07-13T03:00:00Z","pos":"4","before":{"KID":1},"after":{"KID":1,"A":"one-b"}}`,
+	}
+	got = query(t, viewsOf(t, readded), `SELECT CAST(KID AS BIGINT), CAST(ID AS BIGINT), A FROM "S.K__current" ORDER BY KID`)
+	equalLines(t, "a column added under the key's former name", got, []string{"1|NULL|one-b"})
+}
+
 // TestCurrentStateColumnsNamedLikeItsAliases: columns named as the view's
 // own subquery (NUMBERED) and carry field (V) read their values, not the
 // subquery's.
