@@ -343,30 +343,14 @@ func TestPercentTableNameIsDeadLetteredWithREST(t *testing.T) {
 // renames (no DDL says so) is a new column, its older values left under
 // the dropped one in the older snapshots.
 func TestRenamedColumnKeepsItsFieldID(t *testing.T) {
-	dir := t.TempDir()
-	lake := filepath.Join(dir, "lake")
-	cfg := tables.Config{Kind: tables.SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(lake, "_iceberg")}
-	lines := []string{
+	p := exportToSQLiteTables(t, []string{
 		`{"op_type":"OBJECT_METADATA","qual_table":"S.R","columns":{"ID":{"type":"number","null":false,"key":true},"A":{"type":"string","null":true,"key":false},"C":{"type":"string","null":true,"key":false}}}`,
 		`{"qual_table":"S.R","op_type":"INSERT","op_ts":"2026-07-13T01:00:00Z","pos":"1","after":{"ID":1,"A":"one","C":"c1"}}`,
 		`{"op_type":"DDL","op_ts":"2026-07-13T02:00:00Z","pos":"2","ddl":{"object":{"catalog":"","schema":"S","object":"R"},"statement":"ALTER TABLE S.R RENAME COLUMN A TO B"}}`,
 		`{"qual_table":"S.R","op_type":"INSERT","op_ts":"2026-07-13T03:00:00Z","pos":"3","after":{"ID":2,"B":"two","C":"c2"}}`,
 		`{"op_type":"OBJECT_METADATA","qual_table":"S.R","columns":{"ID":{"type":"number","null":false,"key":true},"B":{"type":"string","null":true,"key":false},"D":{"type":"string","null":true,"key":false}}}`,
 		`{"qual_table":"S.R","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","pos":"4","after":{"ID":3,"B":"three","D":"d3"}}`,
-	}
-	in := filepath.Join(dir, "in.jsonl")
-	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := export(t, lake, func(c *pipeline.Config) { c.Catalog = &cfg }, in); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	p, err := tables.Open(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	})
 	tbl, _ := icebergtest.Scan(t, p, "S.R")
 	for _, prefix := range []string{"", "before_image."} {
 		ids := map[string]int{} // column → field ID, in every schema of the table
@@ -384,22 +368,9 @@ func TestRenamedColumnKeepsItsFieldID(t *testing.T) {
 			t.Errorf("%scolumns' field IDs %v: want D a new column (no DDL said C was renamed)", prefix, ids)
 		}
 	}
-	at, err := p.Read(ctx, "S.R", []string{"ID", "B", "D"}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer at.Release()
-	got := map[string]bool{}
-	tr := array.NewTableReader(at, 0)
-	defer tr.Release()
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		for i := range int(rec.NumRows()) {
-			got[fmt.Sprintf("%v|%v|%v", rec.Column(0).ValueStr(i), rec.Column(1).ValueStr(i), rec.Column(2).ValueStr(i))] = true
-		}
-	}
+	got := tableRows(t, p, "S.R", "ID", "B", "D")
 	for _, want := range []string{"1|one|(null)", "2|two|(null)", "3|three|d3"} {
-		if !got[want] {
+		if !slices.Contains(got, want) {
 			t.Errorf("the table's rows %v lack %s", got, want)
 		}
 	}
@@ -413,9 +384,6 @@ func TestRenamedColumnKeepsItsFieldID(t *testing.T) {
 // renamed, dropped and added again has none of the old values, and a swap
 // through a third name swaps the values.
 func TestRenamesAcrossVersionsWithoutRows(t *testing.T) {
-	dir := t.TempDir()
-	lake := filepath.Join(dir, "lake")
-	cfg := tables.Config{Kind: tables.SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(lake, "_iceberg")}
 	pos := 0
 	next := func() int { pos++; return pos }
 	ddl := func(table, stmt string) string {
@@ -457,6 +425,21 @@ func TestRenamesAcrossVersionsWithoutRows(t *testing.T) {
 	for _, c := range cases {
 		lines = append(lines, c.lines...)
 	}
+	p := exportToSQLiteTables(t, lines)
+	for _, c := range cases {
+		if got := tableRows(t, p, "S."+c.table, c.read...); !slices.Equal(got, c.want) {
+			t.Errorf("%s: rows %q, want %q", c.table, got, c.want)
+		}
+	}
+}
+
+// exportToSQLiteTables exports the stream lines with a SQLite catalog and
+// returns a publisher over its tables.
+func exportToSQLiteTables(t *testing.T, lines []string) *tables.Publisher {
+	t.Helper()
+	dir := t.TempDir()
+	lake := filepath.Join(dir, "lake")
+	cfg := tables.Config{Kind: tables.SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(lake, "_iceberg")}
 	in := filepath.Join(dir, "in.jsonl")
 	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -464,34 +447,37 @@ func TestRenamesAcrossVersionsWithoutRows(t *testing.T) {
 	if _, err := export(t, lake, func(c *pipeline.Config) { c.Catalog = &cfg }, in); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	p, err := tables.Open(ctx, cfg, nil)
+	p, err := tables.Open(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
-	for _, c := range cases {
-		at, err := p.Read(ctx, "S."+c.table, c.read, 0)
-		if err != nil {
-			t.Fatalf("%s: %v", c.table, err)
-		}
-		var got []string
-		tr := array.NewTableReader(at, 0)
-		for tr.Next() {
-			rec := tr.RecordBatch()
-			for i := range int(rec.NumRows()) {
-				var vals []string
-				for _, name := range c.read { // the table's column order may differ
-					vals = append(vals, rec.Column(rec.Schema().FieldIndices(name)[0]).ValueStr(i))
-				}
-				got = append(got, strings.Join(vals, "|"))
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// tableRows reads columns of a table through the catalog, one sorted
+// line per row, the values in the order asked (a table's own column
+// order may differ).
+func tableRows(t *testing.T, p *tables.Publisher, table string, columns ...string) []string {
+	t.Helper()
+	at, err := p.Read(context.Background(), table, columns, 0)
+	if err != nil {
+		t.Fatalf("%s: %v", table, err)
+	}
+	defer at.Release()
+	tr := array.NewTableReader(at, 0)
+	defer tr.Release()
+	var out []string
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		for i := range int(rec.NumRows()) {
+			var vals []string
+			for _, name := range columns {
+				vals = append(vals, rec.Column(rec.Schema().FieldIndices(name)[0]).ValueStr(i))
 			}
-		}
-		tr.Release()
-		at.Release()
-		slices.Sort(got)
-		if !slices.Equal(got, c.want) {
-			t.Errorf("%s: rows %q, want %q", c.table, got, c.want)
+			out = append(out, strings.Join(vals, "|"))
 		}
 	}
+	slices.Sort(out)
+	return out
 }
