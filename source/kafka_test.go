@@ -85,6 +85,22 @@ func drainMessages(tb testing.TB, ctx context.Context, src *source.Kafka, onReco
 	}
 }
 
+// drainAll reads a Once source of cfg to its end, within a minute, and
+// returns every record.
+func drainAll(t *testing.T, cfg source.KafkaConfig) []*source.Message {
+	t.Helper()
+	src, err := source.NewKafka(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var got []*source.Message
+	drainMessages(t, ctx, src, func(_ int, m *source.Message) { got = append(got, m) })
+	return got
+}
+
 // answer replies to an ownership event as a pipeline that has nothing
 // to checkpoint does: resume from the group's offsets, and done.
 func answer(c *source.Control) {
@@ -159,15 +175,7 @@ func testKafkaLargeValuesAmongSmallOnes(t *testing.T, b kafkatest.Broker) {
 		lines = append(lines, fmt.Appendf(nil, `{"n":%d,"pad":"%s"}`, i, strings.Repeat(string(rune('a'+i%26)), pad)))
 	}
 	kafkatest.ProduceTo(t, tp.Addrs, tp.Name, 0, lines)
-	src, err := source.NewKafka(source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: tp.Group("g-large"), Once: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var got []*source.Message
-	drainMessages(t, ctx, src, func(_ int, m *source.Message) { got = append(got, m) })
+	got := drainAll(t, source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: tp.Group("g-large"), Once: true})
 	if len(got) != len(lines) {
 		t.Fatalf("read %d of %d records", len(got), len(lines))
 	}
@@ -197,15 +205,7 @@ func testKafkaFetchesStartingInsideARecordBatch(t *testing.T, b kafkatest.Broker
 		kafkatest.ProduceTo(t, tp.Addrs, tp.Name, 0, batch) // one record batch of about 5 KB
 		lines = append(lines, batch...)
 	}
-	src, err := source.NewKafka(source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: tp.Group("g-cut"), Once: true, MaxBytes: 8 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var got []*source.Message
-	drainMessages(t, ctx, src, func(_ int, m *source.Message) { got = append(got, m) })
+	got := drainAll(t, source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: tp.Group("g-cut"), Once: true, MaxBytes: 8 << 10})
 	for i, m := range got {
 		if i < len(lines) && (m.Offset != int64(i) || !bytes.Equal(m.Value, lines[i])) {
 			t.Fatalf("record %d: offset %d, value %.20s, want offset %d, value %.20s", i, m.Offset, m.Value, i, lines[i])
