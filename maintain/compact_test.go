@@ -229,22 +229,16 @@ func TestBinSplitByArrowSize(t *testing.T) {
 			for _, f := range fs {
 				local := strings.TrimPrefix(f, "file://")
 				checkCompacted(t, local)
-				data, err := os.ReadFile(local)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, err := file.NewParquetReader(bytes.NewReader(data))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if n := r.NumRows(); n > 4 {
+				at := readParquet(t, local)
+				n := at.NumRows()
+				at.Release()
+				if n > 4 {
 					t.Errorf("%s: %s: %d rows (%d bytes of them in Arrow at least), want at most 4", pass, local, n, n*20_000)
 				}
-				if r.NumRows() < 4 {
+				if n < 4 {
 					notFull++
 				}
-				total += r.NumRows()
-				r.Close()
+				total += n
 			}
 		}
 		if total != int64(rowsIn) || notFull > 1 {
@@ -384,22 +378,7 @@ func TestCompactionKeepsHoursApart(t *testing.T) {
 		}
 		local := strings.TrimPrefix(fs[0], "file://")
 		checkCompacted(t, local)
-		data, err := os.ReadFile(local)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := file.NewParquetReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		at, err := fr.ReadTable(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		at := readParquet(t, local)
 		hours := map[int]bool{}
 		for _, c := range at.Column(at.Schema().FieldIndices("op_ts")[0]).Data().Chunks() {
 			ts := c.(*array.Timestamp)
@@ -407,10 +386,33 @@ func TestCompactionKeepsHoursApart(t *testing.T) {
 				hours[ts.Value(i).ToTime(arrow.Microsecond).Hour()] = true
 			}
 		}
+		n := at.NumRows()
 		at.Release()
-		r.Close()
-		if len(hours) != 1 || at.NumRows() != 3 {
-			t.Errorf("%s: %d rows of hours %v, want the 3 rows of one hour", local, at.NumRows(), hours)
+		if len(hours) != 1 || n != 3 {
+			t.Errorf("%s: %d rows of hours %v, want the 3 rows of one hour", local, n, hours)
 		}
 	}
+}
+
+// readParquet reads a local Parquet file whole; the caller releases it.
+func readParquet(t *testing.T, path string) arrow.Table {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return at
 }
