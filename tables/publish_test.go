@@ -406,17 +406,7 @@ func TestTableShape(t *testing.T) {
 	}{{ByDay, "day"}, {ByHour, "hour"}, {Unpartitioned, ""}} {
 		t.Run(string(tc.part), func(t *testing.T) {
 			ctx := context.Background()
-			dir := t.TempDir()
-			p, err := Open(ctx, Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh"),
-				Partitioning: tc.part, ExporterVersion: "v9.8.7-test"}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			v1, err := p.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, v1, _ := sqliteTableAtVersion1(t, Config{Partitioning: tc.part, ExporterVersion: "v9.8.7-test"})
 			tbl, err := p.Catalog().LoadTable(ctx, v1.Identifier)
 			if err != nil {
 				t.Fatal(err)
@@ -451,16 +441,7 @@ func TestTableShape(t *testing.T) {
 // values.
 func TestTypeChangeReplacesTheColumn(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	p, err := Open(ctx, Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	v1, err := p.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, v1, dir := sqliteTableAtVersion1(t, Config{})
 	day := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	f1 := writeFile(t, dir, "data/SALES.ORDERS/schema_version=1/dt=2026-03-01/part-1.parquet", v1.Schema, 1,
 		[]int64{1, 2}, []time.Time{day, day.Add(time.Minute)}, 0)
@@ -492,4 +473,22 @@ func TestTypeChangeReplacesTheColumn(t *testing.T) {
 	if rows, _, _ := scan(t, tbl, tbl.CurrentSnapshot().SnapshotID); rows != 2 {
 		t.Errorf("the snapshot before the change reads %d rows, want 2", rows)
 	}
+}
+
+// sqliteTableAtVersion1 opens a publisher with cfg on a SQLite catalog of
+// a new folder (also returned) and prepares version 1 of SALES.ORDERS.
+func sqliteTableAtVersion1(t *testing.T, cfg Config) (*Publisher, Prepared, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg.Kind, cfg.URI, cfg.Warehouse = SQL, "sqlite://"+filepath.Join(dir, "catalog.db"), "file://"+filepath.Join(dir, "wh")
+	p, err := Open(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	v1, err := p.PrepareVersion(context.Background(), TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, v1, dir
 }
