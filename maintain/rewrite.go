@@ -80,10 +80,7 @@ func (in *binInput) add(o *binInput) error {
 	}
 	in.schema, in.table = schema, o.table
 	for p, r := range o.ranges {
-		if cur, ok := in.ranges[p]; ok {
-			r.First, r.Last = min(r.First, cur.First), max(r.Last, cur.Last)
-		}
-		in.ranges[p] = r
+		mergeRange(in.ranges, p, r)
 	}
 	if o.hasLast && (!in.hasLast || o.lastOffset > in.lastOffset) {
 		in.lastOffset, in.lastPos, in.hasLast = o.lastOffset, o.lastPos, true
@@ -269,21 +266,23 @@ func dataBytes(d arrow.ArrayData) int64 {
 	return n
 }
 
+// mergeRange widens ranges[p] to cover r.
+func mergeRange(ranges map[string]SourceRange, p string, r SourceRange) {
+	if cur, ok := ranges[p]; ok {
+		r.First, r.Last = min(r.First, cur.First), max(r.Last, cur.Last)
+	}
+	ranges[p] = r
+}
+
 // addRanges merges the source ranges a file's metadata names into ranges.
 func addRanges(kv interface{ FindValue(string) *string }, key string, ranges map[string]SourceRange) error {
-	merge := func(p string, r SourceRange) {
-		if cur, ok := ranges[p]; ok {
-			r.First, r.Last = min(r.First, cur.First), max(r.Last, cur.Last)
-		}
-		ranges[p] = r
-	}
 	rs, ok, err := SourceRanges(kv)
 	if err != nil {
 		return fmt.Errorf("%s: %w", key, err)
 	}
 	if ok {
 		for p, r := range rs {
-			merge(p, r)
+			mergeRange(ranges, p, r)
 		}
 		return nil
 	}
@@ -293,7 +292,7 @@ func addRanges(kv interface{ FindValue(string) *string }, key string, ranges map
 	if p == "" || err1 != nil || err2 != nil {
 		return fmt.Errorf("%s lacks the exporter's source range in its metadata: it was not written by the exporter; move it out of the table's folders", key)
 	}
-	merge(p, SourceRange{First: first, Last: last})
+	mergeRange(ranges, p, SourceRange{First: first, Last: last})
 	return nil
 }
 
