@@ -213,10 +213,13 @@ type Kafka struct {
 	// every partition of the subscription when the drain started, and
 	// what a drain that waits for other members' partitions last saw:
 	// those partitions and their offsets (waitKey), since when.
-	startHW   map[string]int64
-	waitKey   string
-	waitLeft  []string
-	waitSince time.Time
+	startHW map[string]int64
+	// watermarks brings startHW, read while the group is joined; nil
+	// once received.
+	watermarks <-chan watermarksRead
+	waitKey    string
+	waitLeft   []string
+	waitSince  time.Time
 
 	// active is the generation whose messages Next hands out, -1 between
 	// a revocation and the next assignment. A partition reader can still
@@ -425,12 +428,14 @@ func (k *Kafka) subscribe(ctx context.Context, set topicSet) (next topicSet, ok 
 	}
 	k.log.Info("kafka subscription", "group", k.cfg.Group, "topics", set.describe())
 	if k.cfg.Once {
-		hw, err := k.startWatermarks(ctx, set)
-		if err != nil {
-			k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka drain of group %s: %w (check that the brokers are reachable)", k.cfg.Group, err)})
-			return nil, false
-		}
-		k.startHW = hw
+		// Read while the group is joined (a few round trips each, on the
+		// way to a run's first record); the first generation waits for it.
+		watermarks := make(chan watermarksRead, 1)
+		go func() {
+			hw, err := k.startWatermarks(ctx, set)
+			watermarks <- watermarksRead{hw, err}
+		}()
+		k.watermarks = watermarks
 	}
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID: k.cfg.Group, Brokers: k.cfg.Brokers, Topics: set.names(), Dialer: k.cfg.Dialer, StartOffset: start,
@@ -481,6 +486,12 @@ func (k *Kafka) generations(ctx, changed context.Context, cg *kafka.ConsumerGrou
 			}
 			if changed.Err() != nil {
 				return true
+			}
+			if werr := k.watermarksFailed(); werr != nil {
+				// The brokers did not answer that either: say so now
+				// rather than after the join's timeout.
+				k.emit(ctx, kafkaEvent{err: werr})
+				return false
 			}
 			if failingSince.IsZero() {
 				failingSince = time.Now()
@@ -554,6 +565,14 @@ func (k *Kafka) generation(ctx context.Context, gen *kafka.Generation, changed <
 		return false
 	}
 
+	if k.cfg.Once {
+		if err := k.awaitWatermarks(ctx); err != nil {
+			if ctx.Err() == nil {
+				k.emit(ctx, kafkaEvent{err: err})
+			}
+			return false
+		}
+	}
 	var drained drainCount
 	genDone := make(chan struct{})
 	for _, p := range parts {

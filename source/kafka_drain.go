@@ -75,6 +75,46 @@ func (k *Kafka) startWatermarks(ctx context.Context, set topicSet) (map[string]i
 	return hw, nil
 }
 
+// watermarksRead is what startWatermarks returned.
+type watermarksRead struct {
+	hw  map[string]int64
+	err error
+}
+
+// awaitWatermarks makes startHW the watermarks read when the drain
+// started, waiting for them if they are still on their way.
+func (k *Kafka) awaitWatermarks(ctx context.Context) error {
+	if k.watermarks == nil {
+		return nil
+	}
+	select {
+	case r := <-k.watermarks:
+		return k.takeWatermarks(r)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// watermarksFailed returns the error of a watermark read that has
+// failed, without waiting for one still on its way.
+func (k *Kafka) watermarksFailed() error {
+	select {
+	case r := <-k.watermarks:
+		return k.takeWatermarks(r)
+	default:
+		return nil
+	}
+}
+
+func (k *Kafka) takeWatermarks(r watermarksRead) error {
+	k.watermarks = nil
+	if r.err != nil {
+		return fmt.Errorf("kafka drain of group %s: %w (check that the brokers are reachable)", k.cfg.Group, r.err)
+	}
+	k.startHW = r.hw
+	return nil
+}
+
 // undrained returns the partitions of the drain, other than mine, that
 // the group has not committed up to their start watermark, sorted, and
 // their committed offsets (to see progress).
