@@ -572,6 +572,11 @@ func SQLTypeOf(sqlType string) (t Type, primitive string, ok bool) {
 	case "FLOAT", "BINARY_FLOAT", "BINARY_DOUBLE", "DOUBLE PRECISION", "REAL", "DOUBLE":
 		return Type{Kind: KindFloat64}, "number", true
 	case "DATE", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH LOCAL TIME ZONE":
+		if fractionDigits(args) > MicroDigits {
+			// TIMESTAMP(9): more digits than the lake's timestamps hold;
+			// the exact text rather than values refused.
+			return Type{Kind: KindString}, "string", true
+		}
 		return Type{Kind: KindTimestamp}, "string", true
 	case "BOOLEAN":
 		return Type{Kind: KindBoolean}, "boolean", true
@@ -579,6 +584,24 @@ func SQLTypeOf(sqlType string) (t Type, primitive string, ok bool) {
 		return Type{Kind: KindString}, "string", true
 	}
 	return Type{}, "string", false
+}
+
+// MicroDigits is how many fractional digits of a second the lake's
+// timestamps hold (microseconds: the finest Spark reads).
+const MicroDigits = 6
+
+// fractionDigits is the fractional-second precision of a timestamp type's
+// arguments (TIMESTAMP(9): 9), 0 when it has none or they are not one
+// number.
+func fractionDigits(args []string) int {
+	if len(args) != 1 {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(args[0]))
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // splitType splits "TIMESTAMP(6) WITH TIME ZONE" into its name without the

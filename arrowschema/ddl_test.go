@@ -289,7 +289,10 @@ func TestSQLTypeOf(t *testing.T) {
 		{"TIMESTAMP", Type{Kind: KindTimestamp}, "string"},
 		{"TIMESTAMP(6)", Type{Kind: KindTimestamp}, "string"},
 		{"TIMESTAMP(6) WITH TIME ZONE", Type{Kind: KindTimestamp}, "string"},
-		{"TIMESTAMP(9) WITH LOCAL TIME ZONE", Type{Kind: KindTimestamp}, "string"},
+		// more digits than microseconds: the exact text, not values refused
+		{"TIMESTAMP(9) WITH LOCAL TIME ZONE", Type{Kind: KindString}, "string"},
+		{"TIMESTAMP(7)", Type{Kind: KindString}, "string"},
+		{"TIMESTAMP(0)", Type{Kind: KindTimestamp}, "string"},
 		{"FLOAT", Type{Kind: KindFloat64}, "number"},
 		{"FLOAT(126)", Type{Kind: KindFloat64}, "number"},
 		{"BINARY_DOUBLE", Type{Kind: KindFloat64}, "number"},

@@ -10,8 +10,9 @@ import (
 // (INT4, UINT8, NUMERIC(p,s), STRING(n), ...), onto the lake's types, and
 // gives the range of an integer type narrower than the lake's column.
 // Nothing loses precision: unsigned integers widen (UINT8 to
-// decimal(20,0)), a NUMERIC wider than Decimal128 stays text, and TIME,
-// which Spark cannot store, stays text, as does any type not listed.
+// decimal(20,0)), a NUMERIC wider than Decimal128 stays text, as do a
+// DATETIME with more fractional digits than a microsecond and TIME, which
+// Spark cannot store, and any type not listed.
 func QlikTypeOf(native string) (Type, SourceRange, error) {
 	name, args := splitType(strings.ToUpper(native))
 	integer := Type{Kind: KindInt64}
@@ -59,6 +60,11 @@ func QlikTypeOf(native string) (Type, SourceRange, error) {
 	case "DATE":
 		return Type{Kind: KindDate}, SourceRange{}, nil
 	case "DATETIME":
+		if fractionDigits(args) > MicroDigits {
+			// Timestamps here are microseconds: a datetime2(7) value
+			// would be refused, so the column keeps the exact text.
+			return Type{Kind: KindString}, SourceRange{}, nil
+		}
 		return Type{Kind: KindTimestamp}, SourceRange{}, nil
 	case "BOOLEAN":
 		return Type{Kind: KindBoolean}, SourceRange{}, nil

@@ -502,7 +502,11 @@ func qlikPrimitive(t string) string {
 }
 
 // qlikNativeType renders a Qlik column type with the parameters that
-// matter for the lake: NUMERIC(p,s), STRING(n), DATETIME(s).
+// matter for the lake: NUMERIC(p,s), STRING(n), and DATETIME(s) for more
+// fractional digits than the lake's microsecond timestamps hold (SQL
+// Server's datetime2(7), Oracle's TIMESTAMP(9)); a DATETIME of at most 6
+// stays DATETIME, as earlier versions wrote it, so that metadata sent
+// again does not open a schema version for nothing.
 func qlikNativeType(c qlikColumn) string {
 	t := strings.ToUpper(c.Type)
 	switch t {
@@ -512,9 +516,17 @@ func qlikNativeType(c qlikColumn) string {
 		if c.Length > 0 {
 			return fmt.Sprintf("%s(%d)", t, c.Length)
 		}
+	case "DATETIME":
+		if c.Scale > lakeTimestampDigits {
+			return fmt.Sprintf("DATETIME(%d)", c.Scale)
+		}
 	}
 	return t
 }
+
+// lakeTimestampDigits is how many fractional digits of a second the lake's
+// timestamps hold.
+const lakeTimestampDigits = 6
 
 // Auto decodes GoldenGate and Qlik messages in one stream, choosing per
 // message by its top-level keys.

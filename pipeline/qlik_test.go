@@ -259,6 +259,42 @@ func TestQlikBinaryIsHexDigits(t *testing.T) {
 	}
 }
 
+// TestQlikDatetimeFinerThanMicroseconds: a DATETIME whose scale passes
+// the lake's microseconds (SQL Server's datetime2(7), Oracle's
+// TIMESTAMP(9)) keeps its values' exact text; every row of such a column
+// used to be dead-lettered for its seventh digit. Scale 6 stays a
+// timestamp.
+func TestQlikDatetimeFinerThanMicroseconds(t *testing.T) {
+	md := `{"lineage":{"class":"TABLE","type":"TABLE","schema":"Q","table":"TS","tableVersion":1,"timestamp":"2026-07-13T03:00:00.000"},` +
+		`"tableStructure":{"tableColumns":{"ID":{"ordinal":1,"type":"INT4","length":4,"precision":0,"scale":0,"primaryKeyPosition":1},` +
+		`"FINE":{"ordinal":2,"type":"DATETIME","length":0,"precision":0,"scale":7,"primaryKeyPosition":0},` +
+		`"NANO":{"ordinal":3,"type":"DATETIME","length":0,"precision":0,"scale":9,"primaryKeyPosition":0},` +
+		`"MICRO":{"ordinal":4,"type":"DATETIME","length":0,"precision":0,"scale":6,"primaryKeyPosition":0}}}}`
+	row := func(id, fine, nano, micro string) string {
+		return `{"schema":"Q","table":"TS","headers":{"operation":"INSERT","timestamp":"2026-07-13T04:00:00"},"data":{"ID":"` + id +
+			`","FINE":` + fine + `,"NANO":` + nano + `,"MICRO":` + micro + `}}`
+	}
+	lines := []string{md,
+		row("1", `"2026-07-13 04:00:00.1234567"`, `"2026-07-13 04:00:00.123456789"`, `"2026-07-13 04:00:00.123456"`),
+		row("2", `"2026-07-13 04:00:01.0000000"`, `null`, `"2026-07-13 04:00:01"`),
+	}
+	p := writeFile(t, t.TempDir(), "ts.jsonl", strings.Join(lines, "\n"))
+	dir := t.TempDir()
+	sum, err := export(t, dir, func(c *pipeline.Config) { c.Decoder = cdc.NewQlik(cdc.QlikOptions{}) }, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rejected != 0 {
+		t.Fatalf("%d rejected: %+v", sum.Rejected, readDLQ(t, dir))
+	}
+	rows := query(t, openDuck(t), `SELECT ID, typeof(FINE), FINE, typeof(NANO), NANO, typeof(MICRO), make_timestamp(epoch_us(MICRO))::VARCHAR
+		FROM `+lakeGlob(dir, "Q.TS")+` ORDER BY ID`)
+	equalLines(t, "timestamps", rowStrings(rows), []string{
+		"1|VARCHAR|2026-07-13 04:00:00.1234567|VARCHAR|2026-07-13 04:00:00.123456789|TIMESTAMP WITH TIME ZONE|2026-07-13 04:00:00.123456",
+		"2|VARCHAR|2026-07-13 04:00:01.0000000|VARCHAR|NULL|TIMESTAMP WITH TIME ZONE|2026-07-13 04:00:01",
+	})
+}
+
 // TestQlikInferredColumnsIgnoreMasks: a mask's bits are ordinals of the
 // metadata message; inferred columns have none, and reading the masks by
 // the order the columns were first seen in (A, C, B here) lost C's value
