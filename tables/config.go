@@ -134,7 +134,9 @@ func (c Config) Validate() error {
 	default:
 		problems = append(problems, fmt.Sprintf("catalog: unknown kind %q (want hadoop, sql, rest or glue)", c.Kind))
 	}
-	if c.Kind == SQL {
+	if err := checkUserinfo(c.URI); err != nil {
+		problems = append(problems, "catalog-uri: "+err.Error())
+	} else if c.Kind == SQL {
 		if _, _, _, err := sqlDriver(c.URI); err != nil {
 			problems = append(problems, "catalog-uri: "+err.Error())
 		}
@@ -211,6 +213,32 @@ func sqlDriver(uri string) (driver, dsn string, dialect sqlcat.SupportedDialect,
 	default:
 		return "", "", "", fmt.Errorf("%q: the sql catalog takes sqlite:///path or postgres:// URIs", redact(uri))
 	}
+}
+
+// checkUserinfo refuses a URI whose user name or password holds a
+// character that ends it early unless percent-encoded: the driver would
+// read part of the password as the host or the path, fail, and quote it
+// in its error. The URI is not quoted: it holds the password.
+func checkUserinfo(uri string) error {
+	_, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return nil
+	}
+	const how = "percent-encode it in the URI (@ as %40, / as %2F, ? as %3F, # as %23, a space as %20); the URI is not shown here, as it holds a password"
+	if strings.ContainsAny(uri, " \t\r\n") {
+		return errors.New("it holds white space: if that is in the password, " + how)
+	}
+	authority, path := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority, path = rest[:i], rest[i:]
+	}
+	switch {
+	case strings.Count(authority, "@") > 1:
+		return errors.New("its user name or password holds an @: " + how)
+	case !strings.Contains(authority, "@") && strings.Contains(path, "@"):
+		return errors.New("its password seems to hold a /, ? or # (an @ comes after one): " + how)
+	}
+	return nil
 }
 
 // redact drops a URI's password for messages.

@@ -114,6 +114,12 @@ func TestCatalogFlagsAreChecked(t *testing.T) {
 		{"rest without endpoint", []string{"--catalog", "rest"}, "--catalog-uri"},
 		{"hadoop on s3", []string{"--catalog", "hadoop", "--catalog-warehouse", "s3://bucket/wh"}, "allow-unsafe-commits"},
 		{"bad namespace", []string{"--catalog", "hadoop", "--catalog-namespace", "a..b"}, "--catalog-namespace"},
+		// A password with a character that ends it early: the driver would
+		// read the rest as the host or the path and quote it in its error.
+		{"password with a slash", []string{"--catalog", "sql", "--catalog-uri", "postgres://bob:hunter2/hunter2secret@127.0.0.1:1/cat"}, "%2F"},
+		{"password with an at", []string{"--catalog", "sql", "--catalog-uri", "postgres://bob:hun@hunter2secret@127.0.0.1:1/cat"}, "%40"},
+		{"password with a space", []string{"--catalog", "sql", "--catalog-uri", "postgres://bob:hunter2 hunter2secret@127.0.0.1:1/cat"}, "%20"},
+		{"property with a colon", []string{"--catalog", "rest", "--catalog-uri", "http://127.0.0.1:1", "--catalog-property", "credential:client:hunter2secret"}, "--catalog-property"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, cmd := range []string{"run", "validate"} {

@@ -16,6 +16,12 @@ func TestString(t *testing.T) {
 		"GET /lake/k?X-Amz-Signature=abc123&X-Amz-Expires=60": "GET /lake/k?X-Amz-Signature=***&X-Amz-Expires=60",
 		"no credentials here: s3://lake/gg, host:9092":        "no credentials here: s3://lake/gg, host:9092",
 		"mail ops@example.com about 10:30":                    "mail ops@example.com about 10:30",
+		// a password with a / or an @ its writer did not percent-encode
+		"reach postgres://bob:ab/cdTAIL@127.0.0.1:1/cat (is it running":    "reach postgres://***@127.0.0.1:1/cat (is it running",
+		"postgres://bob:Xy@Tail9@db:5432/cat":                              "postgres://***@db:5432/cat",
+		`got "s3.endpoint" (from envar X="credential=client:SECRET_A;s3")`: `got "s3.endpoint" (from envar X="credential=***;s3")`,
+		`expected "<key>=<value>" but got "credential:client:SECRET_C"`:    `expected "<key>=<value>" but got "credential:***"`,
+		"s3.secret-access-key=K1 s3.session-token:T1 client_secret=C1":     "s3.secret-access-key=*** s3.session-token:*** client_secret=***",
 	} {
 		if got := String(in); got != want {
 			t.Errorf("String(%q)\n = %q\nwant %q", in, got, want)
