@@ -19,6 +19,9 @@ func TestNewDialer(t *testing.T) {
 	if _, err := NewDialer(DialerConfig{SASL: "plain", Username: "u"}); err == nil || !strings.Contains(err.Error(), "--kafka-password") {
 		t.Errorf("SASL without a password: %v", err)
 	}
+	if _, err := NewDialer(DialerConfig{Password: "p"}); err == nil || !strings.Contains(err.Error(), "--kafka-sasl is none") {
+		t.Errorf("a password without SASL: %v", err)
+	}
 	notPEM := filepath.Join(t.TempDir(), "ca.pem")
 	os.WriteFile(notPEM, []byte("not a certificate"), 0o644)
 	if _, err := NewDialer(DialerConfig{TLSCA: notPEM}); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
