@@ -2,6 +2,7 @@ package maintain_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,6 +91,9 @@ func TestExpiryKeepsWhatItMust(t *testing.T) {
 	}
 	if tbl, _ := p.LoadTable(context.Background(), name); len(tbl.Metadata().Snapshots()) != len(history) {
 		t.Fatalf("the dry run expired snapshots")
+	}
+	if want := fmt.Sprintf("nothing changed: would rewrite 0 files into 0 (0 rows, 0 bytes); would expire %d snapshots", len(history)-2); !strings.Contains(dry.String(), want) {
+		t.Errorf("dry run summary %q, want it to say %q", dry, want)
 	}
 	cfg.DryRun = false
 	sum, err := maintain.Run(context.Background(), cfg)

@@ -135,6 +135,7 @@ type Summary struct {
 	Orphans          int   // orphan files removed (listed, in a dry run)
 	OrphanBytes      int64 // their bytes
 	Duration         time.Duration
+	DryRun           bool // nothing was changed: the counts are what a pass would do
 }
 
 func (s *Summary) add(o Summary) {
@@ -154,6 +155,11 @@ func (s *Summary) add(o Summary) {
 
 // String is the summary line a pass prints.
 func (s Summary) String() string {
+	if s.DryRun {
+		return fmt.Sprintf("dry run over %d tables in %s, nothing changed: would rewrite %d files into %d (%d rows, %d bytes); would expire %d snapshots; would remove %d orphans (%d bytes)",
+			s.Tables, s.Duration.Round(time.Millisecond), s.FilesRewritten, s.FilesWritten, s.Rows, s.BytesBefore,
+			s.SnapshotsExpired, s.Orphans, s.OrphanBytes)
+	}
 	return fmt.Sprintf("maintained %d tables in %s: %d files rewritten into %d (%d rows, %d → %d bytes) in %d groups and %d commits, %d groups given up; %d snapshots expired; %d orphans removed (%d bytes)",
 		s.Tables, s.Duration.Round(time.Millisecond), s.FilesRewritten, s.FilesWritten, s.Rows, s.BytesBefore, s.BytesAfter,
 		s.Groups, s.Commits, s.GroupsGivenUp, s.SnapshotsExpired, s.Orphans, s.OrphanBytes)
@@ -256,7 +262,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			tstart := time.Now()
 			s, err := t.run(ctx)
 			cfg.Publisher.Forget(name)
-			s.Tables, s.Duration = 1, time.Since(tstart)
+			s.Tables, s.Duration, s.DryRun = 1, time.Since(tstart), cfg.DryRun
 			if cfg.Observer != nil {
 				cfg.Observer.TableMaintained(name, s)
 			}
@@ -278,7 +284,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	g.Wait()
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	total.Duration = time.Since(start)
+	total.Duration, total.DryRun = time.Since(start), cfg.DryRun
 	return total, errors.Join(errs...)
 }
 
