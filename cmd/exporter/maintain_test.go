@@ -50,7 +50,7 @@ func TestMaintainPassAndMetrics(t *testing.T) {
 	}
 	before := files()
 	code, out, stderr := runExporter(t, nil, append([]string{"maintain", "--dry-run"}, cat...)...)
-	if code != exitOK || !strings.Contains(out, "files rewritten into") || len(files()) != len(before) {
+	if code != exitOK || !strings.Contains(out, "nothing changed: would rewrite") || len(files()) != len(before) {
 		t.Fatalf("dry run: exit %d, %d files (%d before)\n%s%s", code, len(files()), len(before), out, stderr)
 	}
 	textfile := filepath.Join(dir, "maintain.prom")
