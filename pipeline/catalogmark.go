@@ -22,9 +22,16 @@ const catalogMarkKey = "_checkpoints/iceberg-catalog.json"
 // are published to an Iceberg catalog and the run was given none.
 var ErrCatalogExpected = errors.New("this lake's tables are published to an Iceberg catalog, and the run has none")
 
+// ErrOtherCatalog is wrapped by Run's error (and maintain's) when the
+// sink's tables are published to another Iceberg catalog than the run's.
+var ErrOtherCatalog = errors.New("this lake's tables are published to another Iceberg catalog than the run's")
+
 type catalogMark struct {
-	Kind  string    `json:"kind"`
-	Since time.Time `json:"since"`
+	Kind string `json:"kind"`
+	// Catalog is the catalog's identity (tables.Config.Identity); empty
+	// in marks of earlier versions, which the next run completes.
+	Catalog string    `json:"catalog,omitempty"`
+	Since   time.Time `json:"since"`
 }
 
 // checkCatalogMark writes the mark at the first run with a catalog, and
@@ -34,19 +41,48 @@ func checkCatalogMark(ctx context.Context, st Store, cat *tables.Config, now tim
 	switch {
 	case err != nil:
 		return err
-	case !marked && cat == nil, marked && cat != nil:
+	case !marked && cat == nil:
 		return nil
-	case !marked:
-		data, _ := json.Marshal(catalogMark{Kind: string(cat.Kind), Since: now.UTC()})
+	case !marked, marked && bad == nil && cat != nil && mark.Catalog == "":
+		// First run with a catalog, or a mark of an earlier version
+		// that did not name it: the catalog given is the one.
+		since := now.UTC()
+		if marked {
+			since = mark.Since
+		}
+		data, _ := json.Marshal(catalogMark{Kind: string(cat.Kind), Catalog: cat.Identity(), Since: since})
 		if err := st.Put(ctx, catalogMarkKey, data); err != nil {
 			return fmt.Errorf("mark the lake as published to an Iceberg catalog (%s): %w", catalogMarkKey, err)
 		}
 		return nil
 	case bad != nil:
 		return fmt.Errorf("%s is corrupt (%v): restore it, or delete it to stop publishing this lake's tables", catalogMarkKey, bad)
+	case cat != nil:
+		return sameCatalog(mark, cat)
 	}
 	return fmt.Errorf("%w (--catalog %s, since %s): give the run the same --catalog flags; without them its files would never reach the tables, and `exporter maintain` would delete them as orphans. To stop publishing the tables for good, delete %s from the sink",
 		ErrCatalogExpected, mark.Kind, mark.Since.Format(time.RFC3339), catalogMarkKey)
+}
+
+// sameCatalog refuses a catalog other than the one the mark names.
+func sameCatalog(mark catalogMark, cat *tables.Config) error {
+	if id := cat.Identity(); mark.Catalog != "" && id != mark.Catalog {
+		return fmt.Errorf("%w: the lake's mark (%s) names %q, the run %q. Through the run's catalog, its files would reach tables the lake's catalog does not have, and `exporter maintain` through the lake's would delete them as orphans (through the run's, it would delete the lake's files). Give it the lake's catalog flags; if the run's catalog is the same one reached another way (a new host name, a moved file), delete %s and the next run marks the lake with it",
+			ErrOtherCatalog, catalogMarkKey, mark.Catalog, id, catalogMarkKey)
+	}
+	return nil
+}
+
+// CheckPublishedTo refuses a catalog other than the one the sink's
+// tables are published to, as far as the sink's mark names it (a lake
+// without a mark, or with one of an earlier version, passes). For
+// commands that read or rewrite the tables but do not export.
+func CheckPublishedTo(ctx context.Context, st Store, cat *tables.Config) error {
+	mark, marked, bad, err := readCatalogMark(ctx, st)
+	if err != nil || !marked || bad != nil {
+		return err
+	}
+	return sameCatalog(mark, cat)
 }
 
 // PublishedCatalog reports whether the sink's tables are published to an

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -313,6 +314,74 @@ type ownedDB struct {
 
 func (o *ownedDB) Close() error {
 	return errors.Join(o.Catalog.Close(), o.db.Close())
+}
+
+// Identity names the catalog c reaches and where its tables are, without
+// credentials, so that a lake can tell the catalog its tables are
+// published to from another one: the kind; the SQL catalog's database
+// (host, port and database, or SQLite's file) and name; the REST
+// endpoint and warehouse; Glue's region and catalog ID; the Hadoop
+// warehouse; and the namespace when set. Two configs that differ only
+// in credentials, timeouts or other properties have the same identity.
+func (c Config) Identity() string {
+	c = c.withDefaults()
+	var id string
+	switch c.Kind {
+	case Hadoop:
+		id = "hadoop " + strings.TrimSuffix(c.Warehouse, "/")
+	case SQL:
+		id = "sql " + databaseIdentity(c.URI) + " name " + c.Name
+	case REST:
+		id = "rest " + endpointIdentity(c.URI)
+		if c.Warehouse != "" {
+			id += " warehouse " + c.Warehouse
+		}
+	case Glue:
+		id = "glue region " + c.Properties["glue.region"]
+		if cid := c.Properties["glue.id"]; cid != "" {
+			id += " id " + cid
+		}
+	default:
+		id = string(c.Kind)
+	}
+	if c.Namespace != "" {
+		id += " namespace " + c.Namespace
+	}
+	return id
+}
+
+// databaseIdentity is a SQL catalog URI's database: SQLite's file, or
+// PostgreSQL's host, port and database (the user, the password and the
+// connection options left out).
+func databaseIdentity(uri string) string {
+	if path, ok := strings.CutPrefix(uri, "sqlite://"); ok {
+		return "sqlite " + filepath.Clean(path)
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return redact(uri)
+	}
+	host := strings.ToLower(u.Hostname())
+	if h := u.Query().Get("host"); host == "" && h != "" {
+		host = h
+	}
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	return "postgres " + host + ":" + port + "/" + strings.TrimPrefix(u.Path, "/")
+}
+
+// endpointIdentity is a REST catalog's endpoint without user information,
+// query or a trailing slash.
+func endpointIdentity(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return redact(uri)
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	u.Host = strings.ToLower(u.Host)
+	return strings.TrimSuffix(u.String(), "/")
 }
 
 // withDefaults fills the defaults Config documents.

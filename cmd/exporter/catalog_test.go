@@ -98,6 +98,76 @@ func TestRunWithoutTheLakesCatalogIsRefused(t *testing.T) {
 	}
 }
 
+// TestAnotherCatalogIsRefused: a run or a maintenance pass through
+// another catalog than the lake's is a usage error that names both
+// without credentials and writes or deletes nothing: through it the
+// run's files would reach tables the lake's catalog lacks, and a pass
+// would take every file of the lake for an orphan. A mark of an earlier
+// version (the kind alone) takes the next run's catalog as the lake's.
+func TestAnotherCatalogIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	sink := filepath.Join(dir, "lake")
+	in := filepath.Join(dir, "in.jsonl")
+	sample, err := os.ReadFile("../../testdata/goldengate/sample.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, sample, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lakes := func(db string) []string {
+		return []string{"--catalog", "sql", "--catalog-uri", "sqlite://" + filepath.Join(dir, db)}
+	}
+	run := func(catalog ...string) (int, string) {
+		code, _, stderr := runExporter(t, nil, append([]string{"run", "--source", "file:" + in, "--sink", "file://" + sink, "--once"}, catalog...)...)
+		return code, stderr
+	}
+	files := func() int {
+		got, _ := filepath.Glob(filepath.Join(sink, "*", "*", "*", "*.parquet"))
+		return len(got)
+	}
+	if code, stderr := run(lakes("cat.db")...); code != exitOK {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	markKey := filepath.Join(sink, "_checkpoints", "iceberg-catalog.json")
+	mark, _ := os.ReadFile(markKey)
+	if !strings.Contains(string(mark), "cat.db") {
+		t.Fatalf("the mark does not name the catalog's database: %s", mark)
+	}
+	before := files()
+	if err := os.WriteFile(in, append(sample, sample...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr := run(lakes("OTHER.db")...)
+	if code != exitUsage || !strings.Contains(stderr, "cat.db") || !strings.Contains(stderr, "OTHER.db") || !strings.Contains(stderr, "iceberg-catalog.json") {
+		t.Fatalf("run through another catalog: exit %d, want %d naming both and the mark: %s", code, exitUsage, stderr)
+	}
+	if files() != before {
+		t.Errorf("the refused run left %d data files, %d before", files(), before)
+	}
+	code, _, stderr = runExporter(t, nil, append([]string{"maintain", "--sink", "file://" + sink, "--orphan-age", "1ns"}, lakes("OTHER.db")...)...)
+	if code != exitUsage || !strings.Contains(stderr, "OTHER.db") {
+		t.Fatalf("maintain through another catalog: exit %d, want %d: %s", code, exitUsage, stderr)
+	}
+	if files() != before {
+		t.Errorf("the refused pass left %d data files, %d before", files(), before)
+	}
+	// The same catalog with other options is the same catalog.
+	if code, stderr := run(append(lakes("cat.db"), "--catalog-property", "commit.retry.num-retries=4")...); code != exitOK {
+		t.Fatalf("run through the lake's catalog: exit %d: %s", code, stderr)
+	}
+	// A mark of an earlier version names the kind alone.
+	if err := os.WriteFile(markKey, []byte(`{"kind":"sql","since":"2026-01-01T00:00:00Z"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := run(lakes("cat.db")...); code != exitOK {
+		t.Fatalf("run on a mark of an earlier version: exit %d: %s", code, stderr)
+	}
+	if mark, _ := os.ReadFile(markKey); !strings.Contains(string(mark), "cat.db") || !strings.Contains(string(mark), "2026-01-01") {
+		t.Errorf("the earlier mark was not completed with the catalog, keeping its date: %s", mark)
+	}
+}
+
 // TestCatalogFlagsAreChecked: bad catalog settings are usage errors
 // (exit 2) that name the flag, in run and in validate, and a catalog
 // URI's password is never echoed.

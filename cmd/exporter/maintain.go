@@ -68,6 +68,9 @@ func (c *maintainCmd) run(ctx context.Context, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		printErr(stderr, "exporter maintain:", err)
+		if errors.Is(err, pipeline.ErrOtherCatalog) {
+			return exitUsage
+		}
 		return exitFailure
 	}
 	fmt.Fprintln(stdout, sum)
@@ -94,6 +97,10 @@ func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger, obs maintai
 	}
 	cfg, err := c.config(st, tables.ByDay)
 	if err != nil {
+		return maintain.Summary{}, err
+	}
+	if err := pipeline.CheckPublishedTo(ctx, st, cfg); err != nil {
+		// Through another catalog, every file of the lake is an orphan.
 		return maintain.Summary{}, err
 	}
 	pub, err := tables.Open(ctx, *cfg, logger)

@@ -86,7 +86,7 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 		switch {
 		case errors.Is(err, errStoppedEarly):
 			return exitInterrupted
-		case errors.Is(err, pipeline.ErrCatalogExpected):
+		case errors.Is(err, pipeline.ErrCatalogExpected), errors.Is(err, pipeline.ErrOtherCatalog):
 			return exitUsage
 		}
 		return exitFailure
