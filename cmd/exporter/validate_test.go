@@ -65,3 +65,29 @@ func TestValidateChecksTheEffectiveConfiguration(t *testing.T) {
 		t.Errorf("no config file: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// TestValidateChecksWhatRunChecksLater: settings run only reaches after
+// opening the sink (a schedule, its time zone, the metrics address, a
+// profile's folder) are checked by validate too, and refuse the run
+// before it starts.
+func TestValidateChecksWhatRunChecksLater(t *testing.T) {
+	for _, c := range []struct{ args []string }{
+		{[]string{"--schedule", "every 5m"}},
+		{[]string{"--maintain-schedule", "hourly", "--catalog", "hadoop"}},
+		{[]string{"--schedule", "@hourly", "--schedule-timezone", "Mars/Base"}},
+		{[]string{"--metrics-addr", "bad:addr:x"}},
+		{[]string{"--cpu-profile", "/nonexistent/dir/x.pprof"}},
+	} {
+		flag := c.args[0]
+		if len(c.args) > 2 && c.args[2] == "--schedule-timezone" {
+			flag = c.args[2]
+		}
+		for _, cmd := range []string{"validate", "run"} {
+			args := append([]string{cmd, "--source", "stdin", "--sink", "file://" + t.TempDir()}, c.args...)
+			code, _, stderr := runExporter(t, nil, args...)
+			if code != exitUsage || !strings.Contains(stderr, flag+":") {
+				t.Errorf("%s %v: exit %d, want %d naming %s:\n%s", cmd, c.args, code, exitUsage, flag, stderr)
+			}
+		}
+	}
+}

@@ -7,6 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -40,6 +43,29 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 	}
 	if r.Schedule != "" && r.Once {
 		add("--schedule and --once exclude each other: a schedule runs one --once drain per tick")
+	}
+	// Checked here, not only when the run gets to them, so that
+	// validate reports them too.
+	for _, s := range [][2]string{{"--schedule", r.Schedule}, {"--maintain-schedule", r.MaintainSchedule}} {
+		if _, err := cronParser.Parse(s[1]); s[1] != "" && err != nil {
+			add("%s: %v (want a cron schedule: five fields, minute first, such as '*/5 * * * *', or a descriptor such as @hourly)", s[0], err)
+		}
+	}
+	if _, err := time.LoadLocation(r.ScheduleTimezone); err != nil {
+		add("--schedule-timezone: %v (want an IANA zone name such as Europe/Paris, or UTC)", err)
+	}
+	if r.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(r.MetricsAddr); err != nil {
+			add("--metrics-addr: %v (want HOST:PORT, or :PORT for every interface)", err)
+		}
+	}
+	for _, p := range [][2]string{{"--cpu-profile", r.CPUProfile}, {"--mem-profile", r.MemProfile}} {
+		if p[1] == "" {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Dir(p[1])); err != nil || !fi.IsDir() {
+			add("%s: the folder of %s does not exist", p[0], p[1])
+		}
 	}
 	names := cdc.GoldenGateNames{QualTable: r.GGQualTableField, OpType: r.GGOpTypeField, OpTS: r.GGOpTSField, XID: r.GGXIDField,
 		Pos: r.GGPosField, Before: r.GGBeforeField, After: r.GGAfterField, Insert: r.GGOpInsert, Update: r.GGOpUpdate,
