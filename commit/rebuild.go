@@ -3,10 +3,12 @@ package commit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
@@ -126,6 +128,12 @@ func Rebuild(ctx context.Context, cfg RebuildConfig) (RebuildResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("rebuild %s: %w", name, err)
 	}
+	if !h.Found && len(intents) == 0 && len(files) == 0 {
+		// Most likely a mistyped name: a checkpoint written for it
+		// would sit in the lake, never read, and hide the mistake.
+		return res, fmt.Errorf("%w: %s has no checkpoint, no pending intent and no file in this lake, so there is nothing to rebuild; %s",
+			ErrUnknownPartition, name, knownPartitions(ctx, s))
+	}
 	kept, offset, err := settle(ctx, s, files, intents, &res)
 	if err != nil {
 		return res, fmt.Errorf("rebuild %s: %w", name, err)
@@ -145,6 +153,36 @@ func Rebuild(ctx context.Context, cfg RebuildConfig) (RebuildResult, error) {
 	cfg.Logger.Info("checkpoint rebuilt from the lake", "partition", name, "offset", offset, "files", res.Files,
 		"adopted", res.Adopted, "deleted", res.Deleted, "forgotten", res.Forgotten)
 	return res, nil
+}
+
+// ErrUnknownPartition is wrapped by Rebuild's error for a partition the
+// lake holds nothing of.
+var ErrUnknownPartition = errors.New("unknown partition")
+
+// knownPartitions names the partitions the lake has checkpoints of, for
+// an error about one it has not.
+func knownPartitions(ctx context.Context, s Store) string {
+	dir := strings.TrimSuffix(checkpoint.Key(""), ".json")
+	keys, err := s.List(ctx, dir)
+	if err != nil {
+		return "the partitions with checkpoints could not be listed: " + err.Error()
+	}
+	var names []string
+	for _, k := range keys {
+		if n, ok := strings.CutSuffix(strings.TrimPrefix(k, dir), ".json"); ok && !strings.Contains(n, "/") {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return "the lake has no partition checkpoint at all"
+	}
+	slices.Sort(names)
+	const most = 20
+	more := ""
+	if len(names) > most {
+		names, more = names[:most], fmt.Sprintf(" and %d more", len(names)-most)
+	}
+	return "the partitions the lake has checkpoints of are " + strings.Join(names, ", ") + more
 }
 
 // settle applies steps 1 to 3: it returns the files kept and the offset

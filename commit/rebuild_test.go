@@ -181,3 +181,24 @@ func TestRebuildDeletesAFencedRunsCopy(t *testing.T) {
 		t.Error("the fenced run's copy is still in the lake")
 	}
 }
+
+// TestRebuildRefusesAPartitionTheLakeLacks: a name the lake holds no
+// checkpoint, intent or file of (a typo, most likely) gets no checkpoint
+// written for it, and the error lists the partitions the lake has.
+func TestRebuildRefusesAPartitionTheLakeLacks(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	if err := exportRun(t, st, &source{acked: -1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	noFiles := func(context.Context) ([]commit.FileRange, error) { return nil, nil }
+	for _, force := range []bool{false, true} {
+		_, err := commit.Rebuild(ctx, commit.RebuildConfig{Store: st, Partition: "nope-0", Force: force, Files: noFiles})
+		if !errors.Is(err, commit.ErrUnknownPartition) || !strings.Contains(err.Error(), "nope-0") || !strings.Contains(err.Error(), "checkpoints of are p") {
+			t.Errorf("force %v: %v, want ErrUnknownPartition naming p", force, err)
+		}
+		if _, err := st.Get(ctx, checkpoint.Key("nope-0")); err == nil {
+			t.Fatalf("force %v: a checkpoint was written for nope-0", force)
+		}
+	}
+}
