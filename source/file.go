@@ -34,7 +34,7 @@ const oversizedPrefix = 4 << 10
 type Files struct {
 	paths    []string
 	maxBytes int
-	stdin    io.Reader
+	stdin    *stoppableReader // nil without a "-" path
 	// stdinName names the stream on stdin (NewNamedStdin); empty, each
 	// reading of stdin is a stream of its own.
 	stdinName string
@@ -76,9 +76,10 @@ func NewFiles(paths []string, maxRecordBytes int, stdin io.Reader) (*Files, erro
 	if maxRecordBytes <= 0 {
 		maxRecordBytes = DefaultMaxRecordBytes
 	}
-	f := &Files{paths: paths, maxBytes: maxRecordBytes, stdin: stdin}
+	f := &Files{paths: paths, maxBytes: maxRecordBytes}
 	for _, p := range paths {
 		if p == "-" {
+			f.stdin = newStoppableReader(stdin)
 			continue
 		}
 		st, err := os.Stat(p)
@@ -144,6 +145,9 @@ func (f *Files) FilePartitions() []string {
 }
 
 func (f *Files) Next(ctx context.Context) (*Message, error) {
+	if f.stdin != nil {
+		f.stdin.ctx = ctx
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
