@@ -222,6 +222,9 @@ func TestCatalogDatabasePasswordIsNeverEchoed(t *testing.T) {
 	if !strings.Contains(stderr, "127.0.0.1:1") {
 		t.Errorf("the error does not name the catalog database:\n%s", stderr)
 	}
+	if !strings.Contains(out, "NOT FINISHED: the run failed") || strings.Contains(out, "stopped before its end") {
+		t.Errorf("the summary should say the run failed, not that it was stopped:\n%s", out)
+	}
 	if strings.Contains(stderr+out, "hunter2secret") {
 		t.Errorf("the catalog password is echoed:\n%s%s", out, stderr)
 	}

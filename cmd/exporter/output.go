@@ -52,12 +52,18 @@ func (l libraryLog) Write(p []byte) (int, error) {
 
 // printSummary prints the run's summary; ends tells whether its source
 // ends (files, a Kafka drain), for which a stop before that end is said,
-// with where each partition stands.
-func printSummary(w io.Writer, s pipeline.Summary, ends bool) {
+// with where each partition stands, and failed whether the run failed
+// (its error says why, and running it again does not help until what it
+// names is fixed).
+func printSummary(w io.Writer, s pipeline.Summary, ends, failed bool) {
 	fmt.Fprintf(w, "records read:   %d\n", s.Records)
 	if ends {
 		state := "read to its end"
-		if !s.Ended {
+		switch {
+		case s.Ended:
+		case failed:
+			state = "NOT FINISHED: the run failed (see its error); fix what the error names, then run again to finish"
+		default:
 			state = "NOT FINISHED: stopped before its end; run again to finish"
 		}
 		if s.BytesTotal > 0 {

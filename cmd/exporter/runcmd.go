@@ -141,7 +141,7 @@ func (r *runCmd) drain(ctx context.Context, cfg pipeline.Config, openSrc func(on
 	// one is stopped by a signal as its normal end.
 	_, files := src.(*source.Files)
 	ends := once || files
-	printSummary(stdout, sum, ends)
+	printSummary(stdout, sum, ends, err != nil)
 	if err != nil {
 		logger.Error("export failed", append([]any{"error", err, "input_finished", sum.Ended}, stopPosition(sum)...)...)
 		if ends && !sum.Ended && (errors.Is(err, pipeline.ErrTooManyRejects) || errors.Is(err, pipeline.ErrReadInput)) {
