@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -221,8 +222,9 @@ func sqlDriver(uri string) (driver, dsn string, dialect sqlcat.SupportedDialect,
 // read part of the password as the host or the path, fail, and quote it
 // in its error. The URI is not quoted: it holds the password.
 func checkUserinfo(uri string) error {
-	_, rest, ok := strings.Cut(uri, "://")
-	if !ok {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok || scheme == "sqlite" {
+		// A file path, with no user information; it may hold a space.
 		return nil
 	}
 	const how = "percent-encode it in the URI (@ as %40, / as %2F, ? as %3F, # as %23, a space as %20); the URI is not shown here, as it holds a password"
@@ -240,6 +242,11 @@ func checkUserinfo(uri string) error {
 		return errors.New("its password seems to hold a /, ? or # (an @ comes after one): " + how)
 	}
 	return nil
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // redact drops a URI's password for messages.
@@ -274,6 +281,11 @@ func openCatalog(ctx context.Context, cfg Config) (catalog.Catalog, error) {
 		driver, dsn, dialect, err := sqlDriver(cfg.URI)
 		if err != nil {
 			return nil, err
+		}
+		if path, ok := strings.CutPrefix(cfg.URI, "sqlite://"); ok {
+			if dir := filepath.Dir(path); !isDir(dir) {
+				return nil, fmt.Errorf("the folder %s of the SQLite catalog %s does not exist: create it, or check the path of --catalog-uri", dir, path)
+			}
 		}
 		db, err := sql.Open(driver, dsn)
 		if err != nil {

@@ -229,3 +229,27 @@ func TestCatalogDatabasePasswordIsNeverEchoed(t *testing.T) {
 		t.Errorf("the catalog password is echoed:\n%s%s", out, stderr)
 	}
 }
+
+// TestSQLiteCatalogPaths: a SQLite catalog in a folder that does not
+// exist fails the run with an error that says so (SQLite's own is
+// "unable to open database file"); a path with a space is a path, not a
+// URI to percent-encode.
+func TestSQLiteCatalogPaths(t *testing.T) {
+	dir := t.TempDir()
+	run := func(db string) (int, string) {
+		code, _, stderr := runExporter(t, nil, "run", "--source", "file:../../testdata/goldengate/sample.jsonl", "--sink", "file://"+filepath.Join(t.TempDir(), "lake"),
+			"--once", "--catalog", "sql", "--catalog-uri", "sqlite://"+db)
+		return code, stderr
+	}
+	missing := filepath.Join(dir, "no such folder", "catalog.db")
+	if code, stderr := run(missing); code != exitFailure || !strings.Contains(stderr, filepath.Dir(missing)+" of the SQLite catalog") || !strings.Contains(stderr, "does not exist") {
+		t.Errorf("catalog in a missing folder: exit %d, want %d saying the folder does not exist: %s", code, exitFailure, stderr)
+	}
+	spaced := filepath.Join(dir, "my catalogs", "catalog.db")
+	if err := os.MkdirAll(filepath.Dir(spaced), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := run(spaced); code != exitOK {
+		t.Errorf("catalog in a folder with a space: exit %d: %s", code, stderr)
+	}
+}
