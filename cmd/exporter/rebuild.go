@@ -32,8 +32,8 @@ type checkpointCmd struct {
 
 type checkpointRebuildCmd struct {
 	sinkFlags `embed:""`
-	Partition string `help:"The source partition whose checkpoint to rebuild, as the error names it (_checkpoints/partitions/NAME.json): a Kafka topic-partition (orders-0) or an input file's name." required:""`
-	Force     bool   `help:"Rebuild even when the checkpoint is readable or the partition has pending intents. Only once no instance exports the partition: a running one would be fenced, and its uncommitted files deleted."`
+	Partition string `help:"The source partition whose checkpoint to rebuild, as the error names it (_checkpoints/partitions/NAME.json): a Kafka topic-partition (orders-0), or an input file's partition (its name and a hash of its path, as in sample_jsonl-e3fc96aa)." required:"" env:"-"`
+	Force     bool   `help:"Rebuild even when the checkpoint is readable or the partition has pending intents. Only once no instance exports the partition: a running one would be fenced, and its uncommitted files deleted." env:"-"`
 }
 
 // rebuildLake is what a rebuild reads of the lake: the files of one
