@@ -42,7 +42,7 @@ type sinkFlags struct {
 	S3Region            string        `name:"s3-region" env:"EXPORTER_S3_REGION" help:"S3 region (default: AWS_REGION or the shared config, else us-east-1)."`
 	S3PathStyle         string        `name:"s3-path-style" env:"EXPORTER_S3_PATH_STYLE" help:"Path-style addressing: auto (on exactly when a custom endpoint is set), true or false." default:"auto" enum:"auto,true,false"`
 	S3AccessKeyID       string        `name:"s3-access-key-id" env:"EXPORTER_S3_ACCESS_KEY_ID" help:"Static access key (default: the standard AWS credential chain)."`
-	S3SecretAccessKey   string        `name:"s3-secret-access-key" env:"EXPORTER_S3_SECRET_ACCESS_KEY" help:"Static secret key; prefer the environment or a secret file over the command line."`
+	S3SecretAccessKey   string        `name:"s3-secret-access-key" env:"EXPORTER_S3_SECRET_ACCESS_KEY" help:"Static secret key; prefer EXPORTER_S3_SECRET_ACCESS_KEY or the AWS credential chain (a shared credentials file, an instance or pod role) over the command line, where other users of the machine can read it."`
 	S3CABundle          string        `name:"s3-ca-bundle" env:"EXPORTER_S3_CA_BUNDLE" help:"PEM file of CAs to trust for the S3 endpoint." type:"existingfile"`
 	S3PartSize          int64         `name:"s3-part-size" env:"EXPORTER_S3_PART_SIZE" help:"Multipart upload part size in bytes (at least 5 MiB)." default:"16777216"`
 	S3MultipartAbove    int64         `name:"s3-multipart-above" env:"EXPORTER_S3_MULTIPART_ABOVE" help:"Upload files larger than this in parts." default:"33554432"`
