@@ -103,6 +103,11 @@ func (c *KafkaConfig) validate(requireTopics bool) error {
 		p = append(p, "no brokers (want kafka://HOST:PORT[,HOST:PORT]/TOPIC)")
 	}
 	for _, b := range c.Brokers {
+		if i := strings.LastIndexByte(b, '@'); i >= 0 {
+			// Not quoted whole: before the @ are a user and a password.
+			p = append(p, fmt.Sprintf("broker ***@%s: the URL does not carry credentials; give them as --kafka-sasl with --kafka-username and EXPORTER_KAFKA_PASSWORD", b[i+1:]))
+			continue
+		}
 		if _, port, err := net.SplitHostPort(b); err != nil || port == "" {
 			p = append(p, fmt.Sprintf("broker %q is not HOST:PORT", b))
 		}

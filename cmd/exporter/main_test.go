@@ -31,6 +31,8 @@ func TestBadUsageExitsTwoAndSaysWhy(t *testing.T) {
 		{"bad type hint", []string{"run", "--source", "stdin", "--type-hint", "S.T:C=decimal(50,2)"}, "type-hint"},
 		{"bad hint key", []string{"run", "--source", "stdin", "--type-hint", "nocolon=int64"}, "TABLE:COLUMN"},
 		{"missing file", []string{"run", "--source", "file:/does/not/exist.jsonl"}, "exist.jsonl"},
+		{"file without a path", []string{"run", "--source", "file:"}, "file: needs the paths"},
+		{"empty path in a list", []string{"run", "--source", "file:a.jsonl,"}, "none of them empty"},
 		{"unknown sink", []string{"run", "--source", "stdin", "--sink", "ftp://x"}, "--sink"},
 		{"duplicate names", []string{"run", "--source", "stdin", "--gg-before-field", "after"}, "after"},
 	} {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -189,6 +190,9 @@ func (r *runCmd) sourceOpener(stdin io.Reader, logger *slog.Logger) (func(once b
 		return func(bool) (source.Source, error) { return source.NewNamedStdin(name, r.MaxRecordBytes, stdin) }, nil
 	case strings.HasPrefix(spec, "file:"):
 		paths := strings.Split(strings.TrimPrefix(strings.TrimPrefix(spec, "file:"), "//"), ",")
+		if slices.Contains(paths, "") {
+			return nil, errors.New("file: needs the paths of the input files, separated by commas (file:./cdc.jsonl or file:a.jsonl,b.jsonl.gz), and none of them empty")
+		}
 		if _, err := source.NewFiles(paths, r.MaxRecordBytes, stdin); err != nil {
 			return nil, err
 		}
