@@ -608,7 +608,7 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 			if err != nil {
 				return nil, cdc.Rejectf(cdc.ReasonBadMetadata, "column %q of %s: %v", mc.Name, md.Table, err)
 			}
-			col.Type, col.TypeFrom, col.Range = t, "source", r
+			col.Type, col.TypeFrom, col.Range = keepTimestamp(st, mc.Name, mc.NativeType, t), "source", r
 		case js != nil && js.Columns[mc.Name].Type != nil && !js.Columns[mc.Name].Bare:
 			col.Type, col.TypeFrom = *js.Columns[mc.Name].Type, "json-schema"
 		default:
@@ -617,7 +617,7 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 				// of another primitive is older than the metadata (a
 				// change the parser did not understand, or none at all).
 				if t, prim, ok := SQLTypeOf(sqlType); ok && (mc.Type == "" || prim == mc.Type) {
-					col.Type, col.TypeFrom = t, "ddl"
+					col.Type, col.TypeFrom = keepTimestamp(st, mc.Name, sqlType, t), "ddl"
 					break
 				}
 			}
@@ -648,6 +648,23 @@ func (c *Catalog) build(md cdc.TableMetadata, st *tableState) (*Version, error) 
 	}
 	v.Schema = c.arrowSchema(v)
 	return v, nil
+}
+
+// keepTimestamp keeps a column a timestamp when the table's version in
+// force has it as one and its source type (sourceType) says more
+// fractional digits than a microsecond, which new columns keep as text
+// (t): versions written before that rule had such columns as timestamps,
+// and a change to text would make Iceberg replace the column (its
+// earlier rows then read as null) and Spark's schema merge fail. Values
+// with digits below the microsecond go on being refused there.
+func keepTimestamp(st *tableState, name, sourceType string, t Type) Type {
+	if t.Kind != KindString || !finerThanMicros(sourceType) || st == nil || st.current == nil {
+		return t
+	}
+	if i, ok := st.current.index[name]; ok && st.current.Columns[i].Type.Kind == KindTimestamp {
+		return st.current.Columns[i].Type
+	}
+	return t
 }
 
 func (c *Catalog) hint(table, column string) *Type {

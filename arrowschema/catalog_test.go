@@ -975,6 +975,46 @@ func TestQlikIntegerWideningOpensAVersion(t *testing.T) {
 	}
 }
 
+// TestFineTimestampStaysATimestampWhereItWasOne: a DATETIME with more
+// fractional digits than a microsecond is text in a new table, but a
+// column that an earlier version of the exporter made a timestamp (its
+// metadata rendered plain DATETIME) stays one when the metadata comes
+// again with its scale: as text, Iceberg would replace the column and its
+// earlier rows would read as null. A new column of that type is text.
+func TestFineTimestampStaysATimestampWhereItWasOne(t *testing.T) {
+	c := NewCatalog(Options{})
+	md := func(cols ...string) cdc.TableMetadata {
+		m := cdc.TableMetadata{Table: "S.Q", Format: cdc.FormatQlik}
+		for i := 0; i < len(cols); i += 2 {
+			m.Columns = append(m.Columns, cdc.Column{Name: cols[i], Type: "string", Nullable: true, NativeType: cols[i+1]})
+		}
+		return m
+	}
+	kinds := func() string {
+		var out []string
+		for _, col := range c.Current("S.Q").Columns {
+			out = append(out, col.Name+"="+col.Type.String())
+		}
+		return strings.Join(out, " ")
+	}
+	if _, err := c.ApplyMetadata(md("OLD", "DATETIME"), "p1", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ApplyMetadata(md("OLD", "DATETIME(7)", "NEW", "DATETIME(7)"), "p2", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(); got != "OLD=timestamp NEW=string" {
+		t.Errorf("columns after the metadata came with scale 7: %s, want OLD a timestamp still and NEW text", got)
+	}
+	fresh := NewCatalog(Options{})
+	if _, err := fresh.ApplyMetadata(md("OLD", "DATETIME(7)"), "p1", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if col := fresh.Current("S.Q").Columns[0]; col.Type.Kind != KindString {
+		t.Errorf("a new table's DATETIME(7): %v, want text", col.Type)
+	}
+}
+
 // TestQlikBinaryHintStaysHex: a Qlik column hinted binary (an inferred
 // table's, or any) is read as Qlik writes binary, in hexadecimal; a
 // GoldenGate one as base64.

@@ -590,6 +590,17 @@ func SQLTypeOf(sqlType string) (t Type, primitive string, ok bool) {
 // timestamps hold (microseconds: the finest Spark reads).
 const MicroDigits = 6
 
+// finerThanMicros reports whether a Qlik or SQL type is a timestamp with
+// more fractional digits than the lake's timestamps hold.
+func finerThanMicros(sourceType string) bool {
+	name, args := splitType(strings.ToUpper(sourceType))
+	switch name {
+	case "DATETIME", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH LOCAL TIME ZONE":
+		return fractionDigits(args) > MicroDigits
+	}
+	return false
+}
+
 // fractionDigits is the fractional-second precision of a timestamp type's
 // arguments (TIMESTAMP(9): 9), 0 when it has none or they are not one
 // number.
