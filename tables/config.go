@@ -231,14 +231,24 @@ func checkUserinfo(uri string) error {
 	if strings.ContainsAny(uri, " \t\r\n") {
 		return errors.New("it holds white space: if that is in the password, " + how)
 	}
-	authority, path := rest, ""
+	authority, after := rest, ""
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		authority, path = rest[:i], rest[i:]
+		authority, after = rest[:i], rest[i:]
+	}
+	// An @ past the authority belongs to a password that held a /, ? or #
+	// unless it is in a query parameter's value (?user=ops@corp).
+	path, query := after, ""
+	if i := strings.IndexAny(after, "?#"); i >= 0 {
+		path, query = after[:i], after[i:]
+	}
+	inQueryKey := false
+	if at := strings.IndexByte(query, '@'); at >= 0 {
+		inQueryKey = query[0] == '#' || !strings.Contains(query[:at], "=")
 	}
 	switch {
 	case strings.Count(authority, "@") > 1:
 		return errors.New("its user name or password holds an @: " + how)
-	case !strings.Contains(authority, "@") && strings.Contains(path, "@"):
+	case strings.Contains(path, "@"), inQueryKey:
 		return errors.New("its password seems to hold a /, ? or # (an @ comes after one): " + how)
 	}
 	return nil
