@@ -145,6 +145,13 @@ func TestAnotherCatalogIsRefused(t *testing.T) {
 	if files() != before {
 		t.Errorf("the refused run left %d data files, %d before", files(), before)
 	}
+	// A scheduled run with maintenance: refused at its start, before any
+	// drain or pass.
+	code, _, stderr = runExporter(t, nil, append([]string{"run", "--source", "file:" + in, "--sink", "file://" + sink,
+		"--schedule", "@every 1h", "--maintain-schedule", "@every 1h"}, lakes("OTHER.db")...)...)
+	if code != exitUsage || !strings.Contains(stderr, "OTHER.db") {
+		t.Fatalf("scheduled run through another catalog: exit %d, want %d: %s", code, exitUsage, stderr)
+	}
 	code, _, stderr = runExporter(t, nil, append([]string{"maintain", "--sink", "file://" + sink, "--orphan-age", "1ns"}, lakes("OTHER.db")...)...)
 	if code != exitUsage || !strings.Contains(stderr, "OTHER.db") {
 		t.Fatalf("maintain through another catalog: exit %d, want %d: %s", code, exitUsage, stderr)

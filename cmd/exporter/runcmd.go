@@ -55,6 +55,19 @@ func (r *runCmd) execute(ctx context.Context, stdin io.Reader, stdout, stderr io
 		printErr(stderr, "exporter:", err)
 		return exitFailure
 	}
+	if cfg.Catalog != nil {
+		// Each drain checks it too; checked first here, a scheduled run
+		// or its maintenance passes do not go on through another catalog
+		// than the lake's (where a pass would take the lake's files for
+		// orphans) while only the drains fail.
+		if err := pipeline.CheckPublishedTo(ctx, cfg.Store, cfg.Catalog); err != nil {
+			printErr(stderr, "exporter:", err)
+			if errors.Is(err, pipeline.ErrOtherCatalog) {
+				return exitUsage
+			}
+			return exitFailure
+		}
+	}
 	if tc, ok := cfg.Store.(tempCleaner); ok {
 		if n, err := tc.RemoveStaleTemps(ctx); err != nil {
 			logger.Warn("cannot remove the temporary files of interrupted runs; they are harmless and ignored", "sink", cfg.Store.String(), "error", err)

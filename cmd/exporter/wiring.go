@@ -148,9 +148,6 @@ func (r *runCmd) pipelineConfig(stdin io.Reader, logger *slog.Logger) (pipeline.
 		if !r.catalogFlags.given() {
 			add("--maintain-schedule: maintenance needs the Iceberg catalog the tables are published through: give --catalog too")
 		}
-		if _, err := cronParser.Parse(r.MaintainSchedule); err != nil {
-			add("--maintain-schedule: %v", err)
-		}
 	}
 
 	openSrc, err := r.sourceOpener(stdin, logger)
