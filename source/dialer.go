@@ -47,10 +47,11 @@ func NewDialer(cfg DialerConfig) (*kafka.Dialer, error) {
 	}
 	switch cfg.SASL {
 	case "", "none":
-		if cfg.Username != "" || cfg.Password != "" {
-			// Ignored, they would leave the brokers reached without the
-			// authentication their setter meant.
-			return nil, errors.New("--kafka-username or --kafka-password is set but --kafka-sasl is none, so neither would be sent: set --kafka-sasl to the brokers' mechanism (plain, scram-sha-256 or scram-sha-512), or unset them")
+		if cfg.Username != "" {
+			// Ignored, it would leave the brokers reached without the
+			// authentication its setter meant. A password alone may come
+			// from a Secret shared with exporters that do use SASL.
+			return nil, errors.New("--kafka-username is set but --kafka-sasl is none, so no credentials would be sent: set --kafka-sasl to the brokers' mechanism (plain, scram-sha-256 or scram-sha-512), or unset --kafka-username")
 		}
 		return d, nil
 	case "plain", "scram-sha-256", "scram-sha-512":

@@ -19,8 +19,11 @@ func TestNewDialer(t *testing.T) {
 	if _, err := NewDialer(DialerConfig{SASL: "plain", Username: "u"}); err == nil || !strings.Contains(err.Error(), "--kafka-password") {
 		t.Errorf("SASL without a password: %v", err)
 	}
-	if _, err := NewDialer(DialerConfig{Password: "p"}); err == nil || !strings.Contains(err.Error(), "--kafka-sasl is none") {
-		t.Errorf("a password without SASL: %v", err)
+	if _, err := NewDialer(DialerConfig{Username: "u", Password: "p"}); err == nil || !strings.Contains(err.Error(), "--kafka-sasl is none") {
+		t.Errorf("a user without SASL: %v", err)
+	}
+	if d, err := NewDialer(DialerConfig{Password: "p"}); err != nil || d.SASLMechanism != nil {
+		t.Errorf("a password alone (a shared Secret's) without SASL: %+v, %v", d, err)
 	}
 	notPEM := filepath.Join(t.TempDir(), "ca.pem")
 	os.WriteFile(notPEM, []byte("not a certificate"), 0o644)
