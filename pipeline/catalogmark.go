@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
@@ -50,7 +51,10 @@ func checkCatalogMark(ctx context.Context, st Store, cat *tables.Config, now tim
 		if marked {
 			since = mark.Since
 		}
-		data, _ := json.Marshal(catalogMark{Kind: string(cat.Kind), Catalog: cat.Identity(), Since: since})
+		if marked && mark.Kind != string(cat.Kind) {
+			return otherCatalog(mark.Kind, string(cat.Kind))
+		}
+		data, _ := json.Marshal(catalogMark{Kind: string(cat.Kind), Catalog: catalogIdentity(st, cat), Since: since})
 		if err := st.Put(ctx, catalogMarkKey, data); err != nil {
 			return fmt.Errorf("mark the lake as published to an Iceberg catalog (%s): %w", catalogMarkKey, err)
 		}
@@ -58,19 +62,37 @@ func checkCatalogMark(ctx context.Context, st Store, cat *tables.Config, now tim
 	case bad != nil:
 		return fmt.Errorf("%s is corrupt (%v): restore it, or delete it to stop publishing this lake's tables", catalogMarkKey, bad)
 	case cat != nil:
-		return sameCatalog(mark, cat)
+		return sameCatalog(st, mark, cat)
 	}
 	return fmt.Errorf("%w (--catalog %s, since %s): give the run the same --catalog flags; without them its files would never reach the tables, and `exporter maintain` would delete them as orphans. To stop publishing the tables for good, delete %s from the sink",
 		ErrCatalogExpected, mark.Kind, mark.Since.Format(time.RFC3339), catalogMarkKey)
 }
 
 // sameCatalog refuses a catalog other than the one the mark names.
-func sameCatalog(mark catalogMark, cat *tables.Config) error {
-	if id := cat.Identity(); mark.Catalog != "" && id != mark.Catalog {
-		return fmt.Errorf("%w: the lake's mark (%s) names %q, the run %q. Through the run's catalog, its files would reach tables the lake's catalog does not have, and `exporter maintain` through the lake's would delete them as orphans (through the run's, it would delete the lake's files). Give it the lake's catalog flags; if the run's catalog is the same one reached another way (a new host name, a moved file), delete %s and the next run marks the lake with it",
-			ErrOtherCatalog, catalogMarkKey, mark.Catalog, id, catalogMarkKey)
+func sameCatalog(st Store, mark catalogMark, cat *tables.Config) error {
+	if id := catalogIdentity(st, cat); mark.Catalog != "" && id != mark.Catalog {
+		return otherCatalog(mark.Catalog, id)
 	}
 	return nil
+}
+
+func otherCatalog(lakes, runs string) error {
+	return fmt.Errorf("%w: the lake's mark (%s) names %q, the run %q. Through the run's catalog, its files would reach tables the lake's catalog does not have, and `exporter maintain` through the lake's would delete them as orphans (through the run's, it would delete the lake's files). Give it the lake's catalog flags; if the run's catalog is the same one reached another way (a new host name, a moved file), delete %s and the next run marks the lake with it",
+		ErrOtherCatalog, catalogMarkKey, lakes, runs, catalogMarkKey)
+}
+
+// catalogIdentity is the catalog's identity with the sink's own location
+// written {sink}: a catalog kept inside the lake (the default warehouse,
+// a SQLite file in it) stays the same catalog when the lake is mounted
+// or copied elsewhere.
+func catalogIdentity(st Store, cat *tables.Config) string {
+	id := cat.Identity()
+	root := strings.TrimSuffix(st.String(), "/")
+	id = strings.ReplaceAll(id, root+"/", "{sink}/")
+	if dir, ok := strings.CutPrefix(root, "file://"); ok {
+		id = strings.ReplaceAll(id, dir+"/", "{sink}/")
+	}
+	return id
 }
 
 // CheckPublishedTo refuses a catalog other than the one the sink's
@@ -82,7 +104,7 @@ func CheckPublishedTo(ctx context.Context, st Store, cat *tables.Config) error {
 	if err != nil || !marked || bad != nil {
 		return err
 	}
-	return sameCatalog(mark, cat)
+	return sameCatalog(st, mark, cat)
 }
 
 // PublishedCatalog reports whether the sink's tables are published to an

@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -377,21 +378,27 @@ func (c Config) Identity() string {
 // connection options left out).
 func databaseIdentity(uri string) string {
 	if path, ok := strings.CutPrefix(uri, "sqlite://"); ok {
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs // relative to where the exporter runs
+		}
 		return "sqlite " + filepath.Clean(path)
 	}
 	u, err := url.Parse(uri)
 	if err != nil {
 		return redact(uri)
 	}
-	host := strings.ToLower(u.Hostname())
-	if h := u.Query().Get("host"); host == "" && h != "" {
-		host = h
+	q := u.Query()
+	host, port, db := strings.ToLower(u.Hostname()), u.Port(), strings.TrimPrefix(u.Path, "/")
+	if host == "" {
+		host = q.Get("host")
 	}
-	port := u.Port()
 	if port == "" {
-		port = "5432"
+		port = cmp.Or(q.Get("port"), "5432")
 	}
-	return "postgres " + host + ":" + port + "/" + strings.TrimPrefix(u.Path, "/")
+	if db == "" {
+		db = q.Get("dbname")
+	}
+	return "postgres " + host + ":" + port + "/" + db
 }
 
 // endpointIdentity is a REST catalog's endpoint without user information,

@@ -173,6 +173,13 @@ func TestAnotherCatalogIsRefused(t *testing.T) {
 	if mark, _ := os.ReadFile(markKey); !strings.Contains(string(mark), "cat.db") || !strings.Contains(string(mark), "2026-01-01") {
 		t.Errorf("the earlier mark was not completed with the catalog, keeping its date: %s", mark)
 	}
+	// An earlier mark of another kind is not completed with this one.
+	if err := os.WriteFile(markKey, []byte(`{"kind":"hadoop","since":"2026-01-01T00:00:00Z"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := run(lakes("cat.db")...); code != exitUsage || !strings.Contains(stderr, `"hadoop"`) {
+		t.Errorf("run through sql on an earlier hadoop mark: exit %d, want %d: %s", code, exitUsage, stderr)
+	}
 }
 
 // TestCatalogFlagsAreChecked: bad catalog settings are usage errors
