@@ -16,8 +16,10 @@ type stoppableReader struct {
 	src     io.Reader
 	ctx     context.Context // of the current Next; set before each read
 	chunks  chan stdinChunk
+	free    chan []byte // buffers handed out whole, for the goroutine to read into again
 	started bool
 	pending []byte
+	held    []byte // the buffer pending is in
 	err     error
 }
 
@@ -30,13 +32,14 @@ type stdinChunk struct {
 const stdinChunkBytes = 64 << 10
 
 func newStoppableReader(src io.Reader) *stoppableReader {
-	return &stoppableReader{src: src, ctx: context.Background(), chunks: make(chan stdinChunk, 1)}
+	return &stoppableReader{src: src, ctx: context.Background(), chunks: make(chan stdinChunk, 1), free: make(chan []byte, 2)}
 }
 
 func (r *stoppableReader) Read(p []byte) (int, error) {
 	if len(r.pending) > 0 {
 		n := copy(p, r.pending)
 		r.pending = r.pending[n:]
+		r.release()
 		return n, nil
 	}
 	if r.err != nil {
@@ -49,7 +52,8 @@ func (r *stoppableReader) Read(p []byte) (int, error) {
 	select {
 	case c := <-r.chunks:
 		n := copy(p, c.b)
-		r.pending, r.err = c.b[n:], c.err
+		r.pending, r.held, r.err = c.b[n:], c.b, c.err
+		r.release()
 		if n == 0 && c.err != nil {
 			return 0, c.err
 		}
@@ -59,12 +63,30 @@ func (r *stoppableReader) Read(p []byte) (int, error) {
 	}
 }
 
+// release gives the held buffer back once all of it is handed out: a
+// writer that sends a line at a time would otherwise cost a buffer a line.
+func (r *stoppableReader) release() {
+	if len(r.pending) > 0 || r.held == nil {
+		return
+	}
+	select {
+	case r.free <- r.held[:cap(r.held)]:
+	default:
+	}
+	r.held = nil
+}
+
 // fill reads the source until it ends or fails; it stays blocked in a
 // read of a source that never ends after the run stopped, until the
 // process exits.
 func (r *stoppableReader) fill() {
 	for {
-		b := make([]byte, stdinChunkBytes)
+		var b []byte
+		select {
+		case b = <-r.free:
+		default:
+			b = make([]byte, stdinChunkBytes)
+		}
 		n, err := r.src.Read(b)
 		if n == 0 && err == nil {
 			continue
