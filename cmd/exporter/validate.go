@@ -98,7 +98,7 @@ func (v *validateCmd) run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	settings, problems := collectSettings(runNode, file, flags)
+	settings, problems := collectSettings(p.Model.Node, runNode, file, flags)
 	// Each setting alone, so that one bad value does not hide the next
 	// and is reported under its own name only.
 	for _, s := range settings {
@@ -142,8 +142,10 @@ func (v *validateCmd) run(args []string, stdout, stderr io.Writer) int {
 
 // collectSettings lists the settings of a run, lowest precedence first:
 // the config file's keys, the environment variables of run's flags that
-// are set, and the flags given. An unknown key is a problem at once.
-func collectSettings(runNode *kong.Node, file map[string]any, flags []flagArg) ([]*setting, []string) {
+// are set, and the flags given. An unknown key is a problem at once; a
+// key of another command's flag (maintain's expire-after, in a file the
+// two share) is not run's to check, as run itself ignores it.
+func collectSettings(root, runNode *kong.Node, file map[string]any, flags []flagArg) ([]*setting, []string) {
 	known := map[string]bool{}
 	envFlag := map[string]string{}
 	for _, f := range runNode.Flags {
@@ -152,11 +154,24 @@ func collectSettings(runNode *kong.Node, file map[string]any, flags []flagArg) (
 			envFlag[e] = f.Name
 		}
 	}
+	elsewhere := map[string]bool{}
+	var walk func(n *kong.Node)
+	walk = func(n *kong.Node) {
+		for _, f := range n.Flags {
+			elsewhere[f.Name] = true
+		}
+		for _, ch := range n.Children {
+			walk(ch)
+		}
+	}
+	walk(root)
 	var settings []*setting
 	var problems []string
 	for _, k := range slices.Sorted(maps.Keys(file)) { // kebab-case already
 		if !known[k] {
-			problems = append(problems, fmt.Sprintf("%s: unknown key (keys are the long flag names of exporter run)", k))
+			if !elsewhere[k] {
+				problems = append(problems, fmt.Sprintf("%s: unknown key (keys are the long flag names of exporter run)", k))
+			}
 			continue
 		}
 		settings = append(settings, &setting{name: k, flag: k, key: true, value: file[k]})

@@ -91,3 +91,18 @@ func TestValidateChecksWhatRunChecksLater(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateTakesASharedConfigFile: a config file that run and
+// maintain share holds maintain's keys, which run ignores; validate
+// accepts them too, and still refuses a key no command has.
+func TestValidateTakesASharedConfigFile(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "exporter.yaml")
+	os.WriteFile(cfg, []byte("source: stdin\nsink: file://"+t.TempDir()+"\nexpire-after: 72h\ndry-run: false\n"), 0o644)
+	if code, out, stderr := runExporter(t, nil, "validate", "--config", cfg); code != exitOK {
+		t.Errorf("a file with maintain's keys: exit %d\n%s%s", code, out, stderr)
+	}
+	os.WriteFile(cfg, []byte("source: stdin\nexpire-aftr: 72h\n"), 0o644)
+	if code, _, stderr := runExporter(t, nil, "validate", "--config", cfg); code != exitUsage || !strings.Contains(stderr, "expire-aftr: unknown key") {
+		t.Errorf("a key no command has: exit %d\n%s", code, stderr)
+	}
+}
