@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -180,7 +181,11 @@ func (r *sinkFlags) storeConfig(logger *slog.Logger) (store.Config, error) {
 		cfg.S3.PathStyle = &ps
 	}
 	if (r.S3AccessKeyID == "") != (r.S3SecretAccessKey == "") {
-		return cfg, errors.New("--s3-access-key-id and --s3-secret-access-key go together")
+		missing := "--s3-secret-access-key (or EXPORTER_S3_SECRET_ACCESS_KEY)"
+		if r.S3AccessKeyID == "" {
+			missing = "--s3-access-key-id (or EXPORTER_S3_ACCESS_KEY_ID)"
+		}
+		return cfg, fmt.Errorf("--s3-access-key-id and --s3-secret-access-key go together, and %s is not set; give both, or neither for the AWS credential chain", missing)
 	}
 	return cfg, nil
 }

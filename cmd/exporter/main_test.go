@@ -32,6 +32,7 @@ func TestBadUsageExitsTwoAndSaysWhy(t *testing.T) {
 		{"bad hint key", []string{"run", "--source", "stdin", "--type-hint", "nocolon=int64"}, "TABLE:COLUMN"},
 		{"missing file", []string{"run", "--source", "file:/does/not/exist.jsonl"}, "exist.jsonl"},
 		{"file without a path", []string{"run", "--source", "file:"}, "file: needs the paths"},
+		{"half of the S3 keys", []string{"run", "--source", "stdin", "--s3-secret-access-key", "k"}, "--s3-access-key-id (or EXPORTER_S3_ACCESS_KEY_ID) is not set"},
 		{"empty path in a list", []string{"run", "--source", "file:a.jsonl,"}, "none of them empty"},
 		{"unknown sink", []string{"run", "--source", "stdin", "--sink", "ftp://x"}, "--sink"},
 		{"duplicate names", []string{"run", "--source", "stdin", "--gg-before-field", "after"}, "after"},
