@@ -37,8 +37,24 @@ func NewLocal(dir string) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local store %q: %w", dir, err)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return nil, fmt.Errorf("local store: cannot create %s: %w (check the sink path and its permissions)", abs, err)
+	// The folder is made by the first write (every write makes its
+	// folders), so that opening a sink to check it (validate, a run
+	// refused for its flags) leaves nothing behind; a path that cannot
+	// become a folder is refused now.
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		fi, err := os.Stat(dir)
+		if err == nil && !fi.IsDir() {
+			// A PathError: the sink is well formed, this machine just
+			// cannot use it (a runtime failure, not bad usage).
+			return nil, fmt.Errorf("local store: cannot create %s: %w (check the sink path)", abs,
+				&fs.PathError{Op: "stat", Path: dir, Err: errors.New("a file, not a folder")})
+		}
+		if err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("local store: cannot create %s: %w (check the sink path and its permissions)", abs, err)
+		}
 	}
 	return &Local{root: abs}, nil
 }

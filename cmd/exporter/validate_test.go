@@ -106,3 +106,19 @@ func TestValidateTakesASharedConfigFile(t *testing.T) {
 		t.Errorf("a key no command has: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestCheckingLeavesNoSinkBehind: validate, and a run refused for its
+// flags, leave no sink folder behind (a mistyped --sink used to become
+// an empty lake that inspecting commands then took for a real one).
+func TestCheckingLeavesNoSinkBehind(t *testing.T) {
+	sink := filepath.Join(t.TempDir(), "not", "yet")
+	if code, out, stderr := runExporter(t, nil, "validate", "--source", "stdin", "--sink", "file://"+sink); code != exitOK {
+		t.Fatalf("validate: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, _, stderr := runExporter(t, nil, "run", "--source", "stdin", "--sink", "file://"+sink, "--compression", "lz5"); code != exitUsage {
+		t.Fatalf("run with a bad flag: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(sink))); !os.IsNotExist(err) {
+		t.Errorf("checking made %s: %v", filepath.Dir(sink), err)
+	}
+}
