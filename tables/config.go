@@ -410,6 +410,9 @@ func endpointIdentity(uri string) string {
 	}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
 	u.Host = strings.ToLower(u.Host)
+	if p := u.Port(); u.Scheme == "https" && p == "443" || u.Scheme == "http" && p == "80" {
+		u.Host = u.Hostname()
+	}
 	return strings.TrimSuffix(u.String(), "/")
 }
 

@@ -17,6 +17,7 @@ func TestIdentity(t *testing.T) {
 		{{Kind: SQL, URI: "sqlite://cat.db"}, {Kind: SQL, URI: "sqlite://" + filepath.Join(wd, "cat.db")}},
 		{{Kind: SQL, URI: "sqlite:///x/cat.db", Name: "lakehouse"}, {Kind: SQL, URI: "sqlite:///x/cat.db", Properties: map[string]string{"k": "v"}}},
 		{{Kind: REST, URI: "http://u:p@h:8181/?x=1"}, {Kind: REST, URI: "http://H:8181"}},
+		{{Kind: REST, URI: "https://h:443/api"}, {Kind: REST, URI: "https://h/api"}},
 	}
 	for _, c := range same {
 		if a, b := c[0].Identity(), c[1].Identity(); a != b {
