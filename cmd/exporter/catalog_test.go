@@ -159,6 +159,17 @@ func TestAnotherCatalogIsRefused(t *testing.T) {
 	if files() != before {
 		t.Errorf("the refused pass left %d data files, %d before", files(), before)
 	}
+	// The commands that read the tables refuse it too, and make no
+	// catalog file of the mistyped path.
+	for _, cmd := range [][]string{{"tables"}, {"views"}, {"scan", "SALES.ORDERS"}} {
+		code, _, stderr = runExporter(t, nil, append(append(cmd, "--sink", "file://"+sink), lakes("OTHER.db")...)...)
+		if code == exitOK || !strings.Contains(stderr, "OTHER.db") {
+			t.Errorf("%s through another catalog: exit %d: %s", cmd[0], code, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "OTHER.db")); !os.IsNotExist(err) {
+		t.Errorf("a refused command made the other catalog's file: %v", err)
+	}
 	// The same catalog with other options is the same catalog.
 	if code, stderr := run(append(lakes("cat.db"), "--catalog-property", "commit.retry.num-retries=4")...); code != exitOK {
 		t.Fatalf("run through the lake's catalog: exit %d: %s", code, stderr)
@@ -265,5 +276,19 @@ func TestSQLiteCatalogPaths(t *testing.T) {
 	}
 	if code, stderr := run(spaced); code != exitOK {
 		t.Errorf("catalog in a folder with a space: exit %d: %s", code, stderr)
+	}
+}
+
+// TestReadingAMissingSQLiteCatalog: a command that reads the tables
+// through a SQLite catalog file that does not exist says so, instead of
+// making an empty catalog there and reporting every table missing.
+func TestReadingAMissingSQLiteCatalog(t *testing.T) {
+	sink, db := t.TempDir(), filepath.Join(t.TempDir(), "typo.db")
+	code, _, stderr := runExporter(t, nil, "tables", "--sink", "file://"+sink, "--catalog", "sql", "--catalog-uri", "sqlite://"+db)
+	if code == exitOK || !strings.Contains(stderr, "the SQLite catalog "+db) {
+		t.Errorf("tables through a missing SQLite catalog: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("the command made %s: %v", db, err)
 	}
 }

@@ -105,7 +105,7 @@ func (c *tablesCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logg
 // states opens the catalog the flags name and reads the current snapshot
 // of each source table's Iceberg table.
 func (f *catalogFlags) states(ctx context.Context, st sink, names []string, logger *slog.Logger) ([]tables.State, error) {
-	cfg, err := f.config(st, tables.ByDay)
+	cfg, err := f.readConfig(ctx, st)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (c *scanCmd) run(ctx context.Context, stdout io.Writer, logger *slog.Logger
 	if err != nil {
 		return err
 	}
-	cfg, err := c.catalogFlags.config(st, tables.ByDay)
+	cfg, err := c.catalogFlags.readConfig(ctx, st)
 	if err != nil {
 		return err
 	}

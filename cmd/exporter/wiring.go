@@ -330,6 +330,26 @@ func (f *catalogFlags) config(st pipeline.Store, partitioning tables.Partitionin
 	return &cfg, nil
 }
 
+// readConfig is config for the commands that read the tables: the
+// catalog must be the lake's (pipeline.CheckPublishedTo), and a SQLite
+// catalog must exist; opened, a mistyped path would become a new empty
+// catalog, whose tables the command would report missing.
+func (f *catalogFlags) readConfig(ctx context.Context, st pipeline.Store) (*tables.Config, error) {
+	cfg, err := f.config(st, tables.ByDay)
+	if err != nil {
+		return nil, err
+	}
+	if err := pipeline.CheckPublishedTo(ctx, st, cfg); err != nil {
+		return nil, err
+	}
+	if path, ok := strings.CutPrefix(cfg.URI, "sqlite://"); ok && cfg.Kind == tables.SQL {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("--catalog-uri: the SQLite catalog %s: %w: give the file the runs published the tables to", path, err)
+		}
+	}
+	return cfg, nil
+}
+
 // icebergFolder is the sink's folder of the catalogs' metadata by
 // default: no table is named with a leading underscore, so no data
 // folder is inside it.
