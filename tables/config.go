@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -255,6 +256,32 @@ func checkUserinfo(uri string) error {
 	return nil
 }
 
+// ping reaches the catalog's database. A SQLite connection sets WAL
+// mode as it opens, which takes the file's write lock for a moment: a
+// second process (or instance) opening the same file then gets
+// SQLITE_BUSY at once, before the busy timeout applies. That is tried
+// again, for at most sqliteBusyFor.
+func ping(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(sqliteBusyFor)
+	for {
+		err := db.PingContext(ctx)
+		var coded interface{ Code() int }
+		if err == nil || !errors.As(err, &coded) || coded.Code()&0xff != sqliteBusy || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+const (
+	sqliteBusy    = 5 // SQLITE_BUSY, and its extended codes in the low byte
+	sqliteBusyFor = 10 * time.Second
+)
+
 func isDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
@@ -302,7 +329,7 @@ func openCatalog(ctx context.Context, cfg Config) (catalog.Catalog, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open sql catalog database %s: %w", redact(cfg.URI), err)
 		}
-		if err := db.PingContext(ctx); err != nil {
+		if err := ping(ctx, db); err != nil {
 			_ = db.Close()
 			return nil, fmt.Errorf("reach sql catalog database %s (is it running, and do the credentials hold?): %w", redact(cfg.URI), err)
 		}
