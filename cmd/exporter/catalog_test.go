@@ -54,16 +54,13 @@ func TestRunPublishesIcebergTables(t *testing.T) {
 	}
 }
 
-// TestRunWithoutTheLakesCatalogIsRefused: once a lake's tables are
-// published to a catalog, a run without --catalog is a usage error that
-// says what to give and writes nothing (its files would never reach the
-// tables, and maintenance would delete them as orphans); with the
-// catalog again it runs. A lake never published to one takes runs
-// without it.
-func TestRunWithoutTheLakesCatalogIsRefused(t *testing.T) {
-	dir := t.TempDir()
-	sink := filepath.Join(dir, "lake")
-	in := filepath.Join(dir, "in.jsonl")
+// sampleLake returns a folder, the path of a sink in it, and an input
+// file in it holding the GoldenGate sample, whose bytes it returns too
+// (to feed the input more records).
+func sampleLake(t *testing.T) (dir, sink, in string, sample []byte) {
+	t.Helper()
+	dir = t.TempDir()
+	sink, in = filepath.Join(dir, "lake"), filepath.Join(dir, "in.jsonl")
 	sample, err := os.ReadFile("../../testdata/goldengate/sample.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +68,17 @@ func TestRunWithoutTheLakesCatalogIsRefused(t *testing.T) {
 	if err := os.WriteFile(in, sample, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir, sink, in, sample
+}
+
+// TestRunWithoutTheLakesCatalogIsRefused: once a lake's tables are
+// published to a catalog, a run without --catalog is a usage error that
+// says what to give and writes nothing (its files would never reach the
+// tables, and maintenance would delete them as orphans); with the
+// catalog again it runs. A lake never published to one takes runs
+// without it.
+func TestRunWithoutTheLakesCatalogIsRefused(t *testing.T) {
+	_, sink, in, sample := sampleLake(t)
 	run := func(extra ...string) (int, string) {
 		code, _, stderr := runExporter(t, nil, append([]string{"run", "--source", "file:" + in, "--sink", "file://" + sink, "--once"}, extra...)...)
 		return code, stderr
@@ -105,16 +113,7 @@ func TestRunWithoutTheLakesCatalogIsRefused(t *testing.T) {
 // would take every file of the lake for an orphan. A mark of an earlier
 // version (the kind alone) takes the next run's catalog as the lake's.
 func TestAnotherCatalogIsRefused(t *testing.T) {
-	dir := t.TempDir()
-	sink := filepath.Join(dir, "lake")
-	in := filepath.Join(dir, "in.jsonl")
-	sample, err := os.ReadFile("../../testdata/goldengate/sample.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(in, sample, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, sink, in, sample := sampleLake(t)
 	lakes := func(db string) []string {
 		return []string{"--catalog", "sql", "--catalog-uri", "sqlite://" + filepath.Join(dir, db)}
 	}

@@ -40,17 +40,7 @@ func readConfigValues(r io.Reader) (map[string]any, error) {
 }
 
 func (c *yamlConfig) Validate(app *kong.Application) error {
-	known := map[string]bool{}
-	var walk func(n *kong.Node)
-	walk = func(n *kong.Node) {
-		for _, f := range n.Flags {
-			known[f.Name] = true
-		}
-		for _, ch := range n.Children {
-			walk(ch)
-		}
-	}
-	walk(app.Node)
+	known := flagNames(app.Node)
 	var unknown []string
 	for k := range c.values {
 		if !known[k] {
@@ -93,4 +83,21 @@ func (c *yamlConfig) Resolve(_ *kong.Context, _ *kong.Path, flag *kong.Flag) (an
 		return strings.Join(parts, ","), nil
 	}
 	return fmt.Sprint(v), nil
+}
+
+// flagNames is the long name of every flag of n and of its commands: the
+// keys a config file may hold.
+func flagNames(n *kong.Node) map[string]bool {
+	names := map[string]bool{}
+	var walk func(n *kong.Node)
+	walk = func(n *kong.Node) {
+		for _, f := range n.Flags {
+			names[f.Name] = true
+		}
+		for _, ch := range n.Children {
+			walk(ch)
+		}
+	}
+	walk(n)
+	return names
 }

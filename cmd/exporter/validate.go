@@ -154,17 +154,7 @@ func collectSettings(root, runNode *kong.Node, file map[string]any, flags []flag
 			envFlag[e] = f.Name
 		}
 	}
-	elsewhere := map[string]bool{}
-	var walk func(n *kong.Node)
-	walk = func(n *kong.Node) {
-		for _, f := range n.Flags {
-			elsewhere[f.Name] = true
-		}
-		for _, ch := range n.Children {
-			walk(ch)
-		}
-	}
-	walk(root)
+	elsewhere := flagNames(root)
 	var settings []*setting
 	var problems []string
 	for _, k := range slices.Sorted(maps.Keys(file)) { // kebab-case already
