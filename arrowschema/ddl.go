@@ -572,7 +572,7 @@ func SQLTypeOf(sqlType string) (t Type, primitive string, ok bool) {
 	case "FLOAT", "BINARY_FLOAT", "BINARY_DOUBLE", "DOUBLE PRECISION", "REAL", "DOUBLE":
 		return Type{Kind: KindFloat64}, "number", true
 	case "DATE", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH LOCAL TIME ZONE":
-		if fractionDigits(args) > MicroDigits {
+		if finerThanMicros(sqlType) {
 			// TIMESTAMP(9): more digits than the lake's timestamps hold;
 			// the exact text rather than values refused.
 			return Type{Kind: KindString}, "string", true

@@ -60,7 +60,7 @@ func QlikTypeOf(native string) (Type, SourceRange, error) {
 	case "DATE":
 		return Type{Kind: KindDate}, SourceRange{}, nil
 	case "DATETIME":
-		if fractionDigits(args) > MicroDigits {
+		if finerThanMicros(native) {
 			// Timestamps here are microseconds: a datetime2(7) value
 			// would be refused, so the column keeps the exact text.
 			return Type{Kind: KindString}, SourceRange{}, nil

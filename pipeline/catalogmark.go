@@ -44,28 +44,31 @@ func checkCatalogMark(ctx context.Context, st Store, cat *tables.Config, now tim
 		return err
 	case !marked && cat == nil:
 		return nil
-	case !marked, marked && bad == nil && cat != nil && mark.Catalog == "":
-		// First run with a catalog, or a mark of an earlier version
-		// that did not name it: the catalog given is the one.
-		since := now.UTC()
-		if marked {
-			since = mark.Since
-		}
-		if marked && mark.Kind != string(cat.Kind) {
-			return otherCatalog(mark.Kind, string(cat.Kind))
-		}
-		data, _ := json.Marshal(catalogMark{Kind: string(cat.Kind), Catalog: catalogIdentity(st, cat), Since: since})
-		if err := st.Put(ctx, catalogMarkKey, data); err != nil {
-			return fmt.Errorf("mark the lake as published to an Iceberg catalog (%s): %w", catalogMarkKey, err)
-		}
-		return nil
+	case !marked:
+		return writeCatalogMark(ctx, st, cat, now.UTC())
 	case bad != nil:
 		return fmt.Errorf("%s is corrupt (%v): restore it, or delete it to stop publishing this lake's tables", catalogMarkKey, bad)
+	case cat != nil && mark.Catalog == "":
+		// A mark of an earlier version names the kind alone: a catalog
+		// of that kind completes it.
+		if mark.Kind != string(cat.Kind) {
+			return otherCatalog(mark.Kind, string(cat.Kind))
+		}
+		return writeCatalogMark(ctx, st, cat, mark.Since)
 	case cat != nil:
 		return sameCatalog(st, mark, cat)
 	}
 	return fmt.Errorf("%w (--catalog %s, since %s): give the run the same --catalog flags; without them its files would never reach the tables, and `exporter maintain` would delete them as orphans. To stop publishing the tables for good, delete %s from the sink",
 		ErrCatalogExpected, mark.Kind, mark.Since.Format(time.RFC3339), catalogMarkKey)
+}
+
+// writeCatalogMark marks the lake as published to cat since since.
+func writeCatalogMark(ctx context.Context, st Store, cat *tables.Config, since time.Time) error {
+	data, _ := json.Marshal(catalogMark{Kind: string(cat.Kind), Catalog: catalogIdentity(st, cat), Since: since})
+	if err := st.Put(ctx, catalogMarkKey, data); err != nil {
+		return fmt.Errorf("mark the lake as published to an Iceberg catalog (%s): %w", catalogMarkKey, err)
+	}
+	return nil
 }
 
 // sameCatalog refuses a catalog other than the one the mark names.

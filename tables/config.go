@@ -282,6 +282,14 @@ const (
 	sqliteBusyFor = 10 * time.Second
 )
 
+// SQLiteFile is the file of a SQL catalog kept in SQLite.
+func (c Config) SQLiteFile() (string, bool) {
+	if c.Kind != SQL {
+		return "", false
+	}
+	return strings.CutPrefix(c.URI, "sqlite://")
+}
+
 func isDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
@@ -320,7 +328,7 @@ func openCatalog(ctx context.Context, cfg Config) (catalog.Catalog, error) {
 		if err != nil {
 			return nil, err
 		}
-		if path, ok := strings.CutPrefix(cfg.URI, "sqlite://"); ok {
+		if path, ok := cfg.SQLiteFile(); ok {
 			if dir := filepath.Dir(path); !isDir(dir) {
 				return nil, fmt.Errorf("the folder %s of the SQLite catalog %s does not exist: create it, or check the path of --catalog-uri", dir, path)
 			}
@@ -404,7 +412,7 @@ func (c Config) Identity() string {
 // PostgreSQL's host, port and database (the user, the password and the
 // connection options left out).
 func databaseIdentity(uri string) string {
-	if path, ok := strings.CutPrefix(uri, "sqlite://"); ok {
+	if path, ok := (Config{Kind: SQL, URI: uri}).SQLiteFile(); ok {
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs // relative to where the exporter runs
 		}

@@ -342,7 +342,7 @@ func (f *catalogFlags) readConfig(ctx context.Context, st pipeline.Store) (*tabl
 	if err := pipeline.CheckPublishedTo(ctx, st, cfg); err != nil {
 		return nil, err
 	}
-	if path, ok := strings.CutPrefix(cfg.URI, "sqlite://"); ok && cfg.Kind == tables.SQL {
+	if path, ok := cfg.SQLiteFile(); ok {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("--catalog-uri: the SQLite catalog %s: %w: give the file the runs published the tables to", path, err)
 		}
