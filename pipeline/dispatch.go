@@ -89,6 +89,12 @@ func (r *runner) step(st *loopState, m *source.Message, err error, rec *cdc.Reco
 	if err != nil {
 		return true, err
 	}
+	if m.Skip {
+		// Offsets without a record to export (transaction markers): read,
+		// so that a checkpoint covers them.
+		ps.Read(m.Offset)
+		return false, nil
+	}
 	r.sum.Records++
 	r.read.count.Store(r.sum.Records)
 	r.cfg.Observer.RecordRead(m.Partition)

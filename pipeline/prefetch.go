@@ -75,7 +75,7 @@ func newPrefetcher(ctx context.Context, src source.Source, newDecoder func() Dec
 				for i := range b.items[:b.n] {
 					it := &b.items[i]
 					it.conv.Clear()
-					if it.srcErr != nil || it.msg.Control != nil || it.msg.Oversized || it.msg.Damaged != "" {
+					if it.srcErr != nil || it.msg.Control != nil || it.msg.Skip || it.msg.Oversized || it.msg.Damaged != "" {
 						continue
 					}
 					it.decErr = dec.Decode(it.msg.Value, &it.rec)

@@ -64,6 +64,12 @@ type KafkaConfig struct {
 	MinBytes int           // default 1
 	MaxBytes int           // default 16 MiB
 	MaxWait  time.Duration // longest a fetch waits for MinBytes; default 500ms
+	// ReadUncommitted reads as Kafka's read_uncommitted isolation: the
+	// records of transactions still open, and of aborted ones, are
+	// exported too. By default (read_committed) a partition is read up
+	// to its first open transaction, and aborted transactions are left
+	// out. Transaction markers are never exported.
+	ReadUncommitted bool
 	// RebalanceTimeout bounds how long a rebalance waits for this instance
 	// to flush and checkpoint the partitions it gives up; default 60s.
 	RebalanceTimeout time.Duration
@@ -694,8 +700,9 @@ type drainCount struct {
 
 func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partition int, name string, start, hw int64, drained *drainCount) {
 	var conns connCloser
-	f := &partitionFetcher{dialer: conns.dialer(k.cfg.Dialer), brokers: k.cfg.Brokers, topic: topic, partition: partition, name: name,
-		minBytes: k.cfg.MinBytes, maxBytes: k.cfg.MaxBytes, maxWait: k.cfg.MaxWait, log: k.log}
+	f := &partitionFetcher{dialer: conns.dialer(k.cfg.Dialer), conns: &conns, brokers: k.cfg.Brokers, topic: topic, partition: partition, name: name,
+		minBytes: k.cfg.MinBytes, maxBytes: k.cfg.MaxBytes, maxWait: k.cfg.MaxWait, readUncommitted: k.cfg.ReadUncommitted,
+		clientID: k.cfg.ClientID, log: k.log}
 	// A fetch waits on its socket up to MaxWait for records: cutting the
 	// sockets ends it at once when the generation ends or the source
 	// closes, instead of every rebalance and Close paying that wait.

@@ -54,6 +54,11 @@ func (k *Kafka) startWatermarks(ctx context.Context, set topicSet) (map[string]i
 	c, done := k.client()
 	defer done()
 	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
+	if !k.cfg.ReadUncommitted {
+		// The last stable offset: records past it belong to transactions
+		// still open, which this drain does not wait for.
+		req.IsolationLevel = kafka.ReadCommitted
+	}
 	for topic, n := range set {
 		for p := range n {
 			req.Topics[topic] = append(req.Topics[topic], kafka.LastOffsetOf(p))

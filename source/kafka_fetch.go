@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,20 +13,28 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // partitionFetcher reads one topic partition from its leader through a
-// kafka.Conn of its own, one fetch response at a time.
+// connection of its own, one fetch response at a time.
 //
 // kafka.Reader does the same on a goroutine of its own and hands every
 // message over a channel, setting a socket deadline and updating a dozen
 // statistics per message; on a busy partition that was a fifth of the
-// exporter's CPU beside decoding and encoding. Here the messages of a
-// fetch go to the caller in one slice, and the reconnection rules are
+// exporter's CPU beside decoding and encoding. kafka-go's Conn reads
+// fetches without that cost, but neither it nor kafka.Reader filters the
+// records of aborted transactions or leaves out transaction markers: it
+// drops the response's list of aborted transactions and each batch's
+// producer. So kafka-go dials the leader (TLS, SASL, the API versions),
+// and the fetches are sent and read on the connection it made with kmsg,
+// franz-go's protocol package (see batchWalker). The messages of a fetch
+// go to the caller in slices, and the reconnection rules are
 // kafka.Reader's (see next), except that records deleted by retention
 // before they were read are reported instead of skipped in silence.
 type partitionFetcher struct {
 	dialer    *kafka.Dialer
+	conns     *connCloser // dialer's: it hands over the connection under conn
 	brokers   []string
 	topic     string
 	partition int
@@ -33,23 +42,27 @@ type partitionFetcher struct {
 	minBytes  int
 	maxBytes  int
 	maxWait   time.Duration
-	log       *slog.Logger
+	// readUncommitted exports the records of open and aborted
+	// transactions too (Kafka's read_uncommitted isolation).
+	readUncommitted bool
+	clientID        string
+	log             *slog.Logger
 
 	conn *kafka.Conn
-	// readTimeout bounds the wait for the next message of a fetch
-	// response under way; zero means messageReadTimeout.
+	// wire is the connection under conn, past TLS and SASL, on which the
+	// fetches go; fetchVersion is the Fetch API version both ends speak.
+	wire         *trackedConn
+	fetchVersion int16
+	correlation  int32
+	request      []byte // reused
+	response     []byte // the last fetch response, reused
+	walker       batchWalker
+	// readTimeout bounds reading a response once the broker's wait is
+	// over; zero means messageReadTimeout.
 	readTimeout time.Duration
 	// failures counts consecutive failed connects or fetches; a fetch
 	// that returns anything resets it.
 	failures int
-	// values reads message values off the socket (kafka.Batch.Read, no
-	// allocation per message); each is then copied into the arena. A
-	// value larger than it ends the fetch (kafka-go gives the batch up,
-	// rolling its offset back) and drops the connection: the next fetch
-	// reads that message whole with ReadMessage (wholeNext) and grows
-	// values to fit such values, up to valuesMaxBytes.
-	values    []byte
-	wholeNext bool
 	// arena holds the values handed out, one after the other; a full
 	// one is left to the values in it and a new one made. What is in it
 	// is never written again, so the values are Owned, and a value kept
@@ -62,16 +75,16 @@ const (
 	// fail (broker restarting, leader moving) before the error reaches
 	// the pipeline, which fails the run: a supervisor restarts it.
 	fetchFailuresAllowed = 8
-	// messageReadTimeout bounds the wait for the next message of a fetch
-	// response already under way, as kafka.Reader's ReadBatchTimeout.
+	// messageReadTimeout bounds reading a fetch response once the
+	// broker's wait is over, as kafka.Reader's ReadBatchTimeout.
 	messageReadTimeout = 10 * time.Second
-	// deadlineEvery is how many messages share one socket deadline.
-	deadlineEvery = 64
-	// valuesBufferBytes is the size of a fetcher's value buffer until a
-	// larger value comes, and valuesMaxBytes the most it grows to: a
-	// value larger than that costs a fetch of its own every time.
-	valuesBufferBytes = 16 << 10
-	valuesMaxBytes    = 1 << 20
+	// fetchAPIKey is the Fetch API's key; minFetchVersion is the first
+	// with isolation levels and the list of aborted transactions (Kafka
+	// 0.11), maxFetchVersion the last before flexible versions, which
+	// need nothing these fetches use.
+	fetchAPIKey     = 1
+	minFetchVersion = 4
+	maxFetchVersion = 11
 	// arenaBytes is the size of an arena (partitionFetcher.arena): one
 	// allocation for about a hundred records of a few hundred bytes.
 	arenaBytes = 32 << 10
@@ -94,22 +107,52 @@ func (e *errRetention) Error() string {
 func (f *partitionFetcher) close() {
 	if f.conn != nil {
 		f.conn.Close()
-		f.conn = nil
+		f.conn, f.wire = nil, nil
 	}
 }
 
 // connect dials the partition's leader through the first broker that
-// answers.
+// answers, and agrees on the Fetch API's version with it.
 func (f *partitionFetcher) connect(ctx context.Context) error {
 	var err error
 	for _, b := range f.brokers {
 		var c *kafka.Conn
-		if c, err = f.dialer.DialLeader(ctx, "tcp", b, f.topic, f.partition); err == nil {
-			f.conn = c
-			return nil
+		if c, err = f.dialer.DialLeader(ctx, "tcp", b, f.topic, f.partition); err != nil {
+			continue
 		}
+		f.conn, f.wire = c, f.conns.lastDialed()
+		if f.fetchVersion, err = f.negotiate(); err != nil {
+			f.close()
+			return err
+		}
+		return nil
 	}
 	return err
+}
+
+// negotiate returns the highest Fetch API version that the leader and
+// these fetches both speak.
+func (f *partitionFetcher) negotiate() (int16, error) {
+	if f.wire == nil {
+		return 0, errors.New("the connection to the leader was not made through the fetcher's dialer")
+	}
+	f.conn.SetDeadline(time.Now().Add(messageReadTimeout))
+	defer f.conn.SetDeadline(time.Time{})
+	versions, err := f.conn.ApiVersions()
+	if err != nil {
+		return 0, fmt.Errorf("read the broker's API versions: %w", err)
+	}
+	for _, v := range versions {
+		if v.ApiKey != fetchAPIKey {
+			continue
+		}
+		if top := min(v.MaxVersion, maxFetchVersion); top >= max(v.MinVersion, minFetchVersion) {
+			return top, nil
+		}
+		return 0, fmt.Errorf("the broker speaks Fetch versions %d to %d; the exporter needs one of %d to %d (Kafka 0.11 or later)",
+			v.MinVersion, v.MaxVersion, minFetchVersion, maxFetchVersion)
+	}
+	return 0, errors.New("the broker does not list the Fetch API among its versions")
 }
 
 // resolve turns kafka.FirstOffset and kafka.LastOffset (a partition
@@ -171,12 +214,17 @@ func (f *partitionFetcher) pause(ctx context.Context) error {
 
 // next reads one fetch response starting at offset and hands its
 // records to deliver in slices of at most maxEventMessages, each slice
-// its own, as they come off the socket: at most one slice per partition
-// is held here, however large the response. It returns the offset to
-// ask for next: after the last record delivered, or offset itself when
-// nothing arrived within MaxWait, or after a failure that a new
-// connection may fix; after an *errRetention, the error's first. A
-// deliver that returns false (the generation ended) stops the fetch.
+// its own. It returns the offset to ask for next: after the last record
+// delivered (or the last offset of batches holding nothing to export),
+// or offset itself when nothing arrived within MaxWait, or after a
+// failure that a new connection may fix; after an *errRetention, the
+// error's first. A deliver that returns false (the generation ended)
+// stops the fetch.
+//
+// A stretch of offsets that holds nothing to export (a transaction's
+// marker, an aborted transaction's records) is delivered as a message
+// with Skip set, so that the pipeline counts it as read: a partition
+// whose last records are such must still be checkpointed up to its end.
 func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func([]Message) bool) (int64, error) {
 	if err := f.pause(ctx); err != nil {
 		return offset, err
@@ -186,68 +234,43 @@ func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func(
 			return offset, f.failed(ctx, "connect to the leader", offset, err)
 		}
 	}
-	if _, err := f.conn.Seek(offset, kafka.SeekAbsolute|kafka.SeekDontCheck); err != nil {
-		return offset, f.failed(ctx, "seek", offset, err)
+	p, err := f.fetch(offset)
+	if err != nil {
+		if ctx.Err() != nil {
+			return offset, ctx.Err()
+		}
+		if errors.Is(err, errOldFormat) {
+			f.close()
+			return offset, fmt.Errorf("fetch at offset %d: %w", offset, err)
+		}
+		return offset, f.failed(ctx, "fetch", offset, err)
 	}
-	f.conn.SetReadDeadline(time.Now().Add(f.maxWait))
-	batch := f.conn.ReadBatchWith(kafka.ReadBatchConfig{MinBytes: f.minBytes, MaxBytes: f.maxBytes})
-	hw := batch.HighWaterMark()
-	next := offset
+	if p.ErrorCode != 0 {
+		return offset, f.fetchError(ctx, offset, kafka.Error(p.ErrorCode))
+	}
+	hw := p.HighWatermark
 	var (
 		chunk   []Message
 		stopped bool
-		short   bool // a value larger than f.values ended the fetch
 	)
-	for i := 0; ; i++ {
-		if i%deadlineEvery == 0 {
-			f.conn.SetReadDeadline(time.Now().Add(cmp.Or(f.readTimeout, messageReadTimeout)))
-		}
-		value, at, own, err := f.read(batch, offset)
-		if err != nil {
-			short = errors.Is(err, io.ErrShortBuffer)
-			break
-		}
+	next, stopped, err := f.walker.walk(p.RecordBatches, offset, p.AbortedTransactions, !f.readUncommitted, func(value []byte, at int64, skip bool) bool {
 		if chunk == nil {
 			chunk = make([]Message, 0, maxEventMessages)
 		}
-		if value != nil && !own {
+		if value != nil {
 			value = f.keep(value)
 		}
-		chunk = append(chunk, Message{Value: value, Owned: true, Partition: f.name, Offset: at, Origin: f.name, Sep: '@',
+		chunk = append(chunk, Message{Value: value, Owned: true, Skip: skip, Partition: f.name, Offset: at, Origin: f.name, Sep: '@',
 			Size: int64(len(value)), Lag: max(hw-at-1, 0)})
-		next = at + 1
-		if len(chunk) == maxEventMessages {
-			if stopped = !deliver(chunk); stopped {
-				break
-			}
-			chunk, i = nil, -1 // the wait in deliver does not count against the socket's deadline
+		if len(chunk) < maxEventMessages {
+			return true
 		}
-	}
+		full := chunk
+		chunk = nil
+		return deliver(full)
+	})
 	if len(chunk) > 0 && !stopped {
 		stopped = !deliver(chunk)
-	}
-	if bo := batch.Offset(); !stopped && bo > next {
-		// The batch ended in records that compaction removed: kafka-go
-		// moves its offset past them with no message to say so, and
-		// asking for the same offset again would return the same batch
-		// for ever.
-		next = bo
-	}
-	if short {
-		// Closing the batch would read the rest of the response, up to
-		// MaxBytes, under a deadline set up to 64 records ago, and keep
-		// the connection if that ran out midway: the next fetch would
-		// read the old response's bytes as its own. The next fetch, which
-		// reads the large value whole, connects again instead.
-		f.conn.Close()
-	}
-	err := batch.Close()
-	if short {
-		f.close()
-		err = nil
-	}
-	if f.conn != nil {
-		f.conn.SetReadDeadline(time.Time{})
 	}
 	if next > offset {
 		f.failures = 0
@@ -255,29 +278,115 @@ func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func(
 	switch {
 	case stopped:
 		return next, ctx.Err()
-	case err == nil, errors.Is(err, io.EOF):
-		return next, nil
-	case errors.Is(err, kafka.RequestTimedOut):
-		// the broker's own wait ran out: ask again
-		return next, nil
-	case errors.Is(err, kafka.OffsetOutOfRange):
-		if next > offset {
-			return next, nil
+	case err != nil:
+		// A batch that cannot be read (damaged, an unknown codec): what
+		// came before it was delivered; the run fails if fetching it
+		// keeps failing.
+		return next, f.failed(ctx, "read the fetched records", next, err)
+	}
+	return next, nil
+}
+
+// fetch sends one fetch request for the partition at offset on the wire
+// and reads its response.
+func (f *partitionFetcher) fetch(offset int64) (*kmsg.FetchResponseTopicPartition, error) {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = f.fetchVersion
+	req.ReplicaID = -1
+	req.MaxWaitMillis = int32(f.maxWait / time.Millisecond)
+	req.MinBytes = int32(f.minBytes)
+	req.MaxBytes = int32(f.maxBytes)
+	if !f.readUncommitted {
+		req.IsolationLevel = 1
+	}
+	req.SessionID, req.SessionEpoch = 0, -1 // a full fetch, no session
+	part := kmsg.NewFetchRequestTopicPartition()
+	part.Partition = int32(f.partition)
+	part.FetchOffset = offset
+	part.PartitionMaxBytes = int32(f.maxBytes)
+	topic := kmsg.NewFetchRequestTopic()
+	topic.Topic = f.topic
+	topic.Partitions = []kmsg.FetchRequestTopicPartition{part}
+	req.Topics = []kmsg.FetchRequestTopic{topic}
+
+	f.correlation++
+	f.request = kmsg.NewRequestFormatter(kmsg.FormatterClientID(f.clientID)).AppendRequest(f.request[:0], req, f.correlation)
+	f.wire.SetWriteDeadline(time.Now().Add(messageReadTimeout))
+	if _, err := f.wire.Conn.Write(f.request); err != nil {
+		return nil, err
+	}
+	defer f.wire.SetDeadline(time.Time{})
+	stall := cmp.Or(f.readTimeout, messageReadTimeout)
+	var head [8]byte // the response's length, then its correlation id
+	if err := f.read(head[:], f.maxWait+stall, stall); err != nil {
+		return nil, err
+	}
+	size := int(int32(binary.BigEndian.Uint32(head[:4]))) - 4
+	if id := int32(binary.BigEndian.Uint32(head[4:])); id != f.correlation || size < 0 {
+		return nil, fmt.Errorf("the broker's response is not the answer to the fetch (correlation id %d, want %d)", id, f.correlation)
+	}
+	if cap(f.response) < size {
+		f.response = make([]byte, size)
+	}
+	f.response = f.response[:size]
+	if err := f.read(f.response, stall, stall); err != nil {
+		return nil, err
+	}
+	res := kmsg.NewPtrFetchResponse()
+	res.Version = f.fetchVersion
+	if err := res.UnsafeReadFrom(f.response); err != nil {
+		return nil, fmt.Errorf("read the fetch response: %w", err)
+	}
+	if res.ErrorCode != 0 {
+		return nil, kafka.Error(res.ErrorCode)
+	}
+	for i := range res.Topics {
+		for j := range res.Topics[i].Partitions {
+			if p := &res.Topics[i].Partitions[j]; res.Topics[i].Topic == f.topic && p.Partition == int32(f.partition) {
+				return p, nil
+			}
 		}
-		return next, f.outOfRange(ctx, offset)
-	case errors.Is(err, context.Canceled):
-		return next, err
 	}
-	var kerr kafka.Error
-	if errors.As(err, &kerr) && !kerr.Temporary() && !errors.Is(err, kafka.UnknownTopicOrPartition) {
-		// Not something a new connection fixes (authorization, a record
-		// the client cannot decode): the run fails with it.
+	return nil, fmt.Errorf("the fetch response has no records for partition %s", f.name)
+}
+
+// read fills p from the wire. The first read may wait up to first (the
+// broker holds a fetch up to MaxWait for records to come); each later
+// one up to stall: a large response on a slow link takes as long as it
+// takes, a link that stops does not.
+func (f *partitionFetcher) read(p []byte, first, stall time.Duration) error {
+	wait := first
+	for n := 0; n < len(p); {
+		f.wire.SetReadDeadline(time.Now().Add(wait))
+		m, err := f.wire.Read(p[n:])
+		n += m
+		if err != nil && (n < len(p) || !errors.Is(err, io.EOF)) {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		wait = stall
+	}
+	return nil
+}
+
+// fetchError handles the error a fetch response gives for the partition.
+func (f *partitionFetcher) fetchError(ctx context.Context, offset int64, err kafka.Error) error {
+	switch {
+	case errors.Is(err, kafka.RequestTimedOut):
+		return nil // the broker's own wait ran out: ask again
+	case errors.Is(err, kafka.OffsetOutOfRange):
+		return f.outOfRange(ctx, offset)
+	case !err.Temporary() && !errors.Is(err, kafka.UnknownTopicOrPartition):
+		// Not something a new connection fixes (authorization, say): the
+		// run fails with it.
 		f.close()
-		return next, fmt.Errorf("fetch at offset %d: %w", next, err)
+		return fmt.Errorf("fetch at offset %d: %w", offset, err)
 	}
-	// The leader moved, the topic is being re-created, or the connection
-	// broke: connect again, to whichever broker leads the partition now.
-	return next, f.failed(ctx, "fetch", next, err)
+	// The leader moved, the topic is being re-created: connect again, to
+	// whichever broker leads the partition now.
+	return f.failed(ctx, "fetch", offset, err)
 }
 
 // failed counts a failed connect or fetch and returns nil while more may
@@ -323,48 +432,4 @@ func (f *partitionFetcher) keep(value []byte) []byte {
 	n := len(f.arena)
 	f.arena = append(f.arena, value...)
 	return f.arena[n:len(f.arena):len(f.arena)]
-}
-
-// read reads the next message of batch at or past from: its value and
-// offset. A value read whole is the caller's (own); any other stays valid
-// only until the next read. The broker answers with whole record
-// batches, so a fetch from inside one starts with the records before from
-// (kafka-go's ReadMessage skips them; its Read does not). After a value
-// too large for f.values, it reads the next message whole (and grows
-// f.values to fit such values, up to valuesMaxBytes); the error is then
-// the batch's io.ErrShortBuffer.
-func (f *partitionFetcher) read(batch *kafka.Batch, from int64) (value []byte, at int64, own bool, err error) {
-	if f.wholeNext {
-		m, err := batch.ReadMessage()
-		if err != nil {
-			return nil, 0, false, err
-		}
-		f.wholeNext = false
-		if n := len(m.Value) + len(m.Value)/4; n > len(f.values) && n <= valuesMaxBytes {
-			f.values = make([]byte, n)
-		}
-		return m.Value, m.Offset, true, nil
-	}
-	if f.values == nil {
-		f.values = make([]byte, valuesBufferBytes)
-	}
-	for {
-		n, err := batch.Read(f.values)
-		if errors.Is(err, io.ErrShortBuffer) {
-			f.wholeNext = true
-		}
-		if err != nil {
-			return nil, 0, false, err
-		}
-		at := batch.Offset() - 1
-		switch {
-		case at < from:
-			continue
-		case n == 0:
-			// A null value (a tombstone) and an empty one read alike
-			// here; neither is a record.
-			return nil, at, false, nil
-		}
-		return f.values[:n], at, false, nil
-	}
 }

@@ -49,6 +49,12 @@ type Message struct {
 	Lag int64
 	// Control, when set, is an ownership event instead of a record.
 	Control *Control
+	// Skip, when set, says that the offsets up to Offset (from the one
+	// after the previous message of the partition) hold nothing to
+	// export: Kafka's transaction markers, or the records of an aborted
+	// transaction. The consumer counts them as read and nothing else;
+	// Value is nil.
+	Skip bool
 }
 
 // Position is where the message came from, such as "orders.jsonl:17".

@@ -73,6 +73,7 @@ type runCmd struct {
 	KafkaMinBytes         int           `name:"kafka-min-bytes" help:"Fetch at least this many bytes (or wait --kafka-max-wait)." default:"1"`
 	KafkaMaxBytes         int           `name:"kafka-max-bytes" help:"Fetch at most this many bytes per request." default:"16777216"`
 	KafkaMaxWait          time.Duration `name:"kafka-max-wait" help:"Longest a fetch waits for --kafka-min-bytes." default:"500ms"`
+	KafkaIsolation        string        `name:"kafka-isolation" help:"Which records of transactional producers are exported: read_committed (those of committed transactions; a partition is read up to its first open transaction) or read_uncommitted (also those of open and aborted transactions). Transaction markers are never exported." default:"read_committed" enum:"read_committed,read_uncommitted"`
 	KafkaRebalanceTimeout time.Duration `name:"kafka-rebalance-timeout" help:"How long a rebalance waits for members to rejoin; this instance flushes and checkpoints the partitions it gives up within it." default:"30s"`
 	KafkaSessionTimeout   time.Duration `name:"kafka-session-timeout" help:"How long the group waits for a silent (crashed) member before moving its partitions." default:"10s"`
 	KafkaJoinTimeout      time.Duration `name:"kafka-join-timeout" help:"With --once or --schedule, fail the drain when joining the consumer group keeps failing this long (unreachable brokers); 0 waits forever. Consuming continuously always waits." default:"60s"`

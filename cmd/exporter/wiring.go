@@ -206,6 +206,7 @@ func (r *runCmd) sourceOpener(stdin io.Reader, logger *slog.Logger) (func(once b
 			kc.StartAt = r.KafkaStart
 		}
 		kc.MinBytes, kc.MaxBytes, kc.MaxWait, kc.Logger = r.KafkaMinBytes, r.KafkaMaxBytes, r.KafkaMaxWait, logger
+		kc.ReadUncommitted = r.KafkaIsolation == "read_uncommitted"
 		kc.SessionTimeout, kc.RebalanceTimeout, kc.JoinTimeout = r.KafkaSessionTimeout, r.KafkaRebalanceTimeout, r.KafkaJoinTimeout
 		kc.DrainTimeout = r.KafkaDrainTimeout
 		kc.TopicPattern, kc.MetadataRefresh = r.KafkaTopicPattern, r.KafkaMetadataRefresh
