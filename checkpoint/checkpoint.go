@@ -287,6 +287,7 @@ type intent struct {
 // removed (Settle).
 type Intent struct {
 	Key         string   // the intent object's key
+	Partition   string   // the source partition whose records the files hold
 	Files       []string // the data or dead-letter files it names
 	FirstOffset int64
 	Owner       string // the run that wrote it
@@ -300,7 +301,7 @@ func ListIntents(ctx context.Context, s Store, partition string) ([]Intent, erro
 	if err != nil {
 		return nil, fmt.Errorf("list intents of %s: %w", partition, err)
 	}
-	return readIntents(ctx, s, keys, func(k string) string { return k[len(pfx):] })
+	return readIntents(ctx, s, keys, func(k string) (string, string) { return partition, k[len(pfx):] })
 }
 
 // ListAllIntents reads the pending intents of every source partition,
@@ -312,21 +313,22 @@ func ListAllIntents(ctx context.Context, s Store) ([]Intent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list the pending intents: %w", err)
 	}
-	return readIntents(ctx, s, keys, func(k string) string {
+	return readIntents(ctx, s, keys, func(k string) (string, string) {
 		rest := k[len(pfx):]
 		if i := strings.LastIndexByte(rest, '/'); i > 0 {
-			return rest[i+1:]
+			return rest[:i], rest[i+1:]
 		}
-		return "" // not in a partition's folder: not ours
+		return "", "" // not in a partition's folder: not ours
 	})
 }
 
-// readIntents reads the intents among keys; name gives a key's object
-// name within its partition's folder.
-func readIntents(ctx context.Context, s Store, keys []string, name func(key string) string) ([]Intent, error) {
+// readIntents reads the intents among keys; split gives a key's partition
+// and its object name within the partition's folder.
+func readIntents(ctx context.Context, s Store, keys []string, split func(key string) (partition, name string)) ([]Intent, error) {
 	var out []Intent
 	for _, k := range keys {
-		if _, err := strconv.ParseInt(strings.SplitN(name(k), "-", 2)[0], 10, 64); err != nil {
+		partition, name := split(k)
+		if _, err := strconv.ParseInt(strings.SplitN(name, "-", 2)[0], 10, 64); err != nil {
 			continue // not ours
 		}
 		data, err := s.Get(ctx, k)
@@ -344,7 +346,7 @@ func readIntents(ctx context.Context, s Store, keys []string, name func(key stri
 		if in.Key != "" {
 			files = append(files, in.Key)
 		}
-		out = append(out, Intent{Key: k, Files: files, FirstOffset: in.FirstOffset, Owner: in.Owner})
+		out = append(out, Intent{Key: k, Partition: partition, Files: files, FirstOffset: in.FirstOffset, Owner: in.Owner})
 	}
 	return out, nil
 }
@@ -424,7 +426,7 @@ func (r *Recovery) sweep(ctx context.Context, uncovered bool, release func(ctx c
 	if uncovered && release != nil {
 		var files []string
 		for _, in := range intents {
-			if !r.c.covers(in) {
+			if !r.c.Covers(in) {
 				files = append(files, in.Files...)
 			}
 		}
@@ -436,7 +438,7 @@ func (r *Recovery) sweep(ctx context.Context, uncovered bool, release func(ctx c
 	}
 	deleted := 0
 	for _, in := range intents {
-		covered := r.c.covers(in)
+		covered := r.c.Covers(in)
 		if !covered && !uncovered {
 			continue // for DeleteUncovered, after the claim
 		}
@@ -455,8 +457,10 @@ func (r *Recovery) sweep(ctx context.Context, uncovered bool, release func(ctx c
 	return deleted, nil
 }
 
-// covers says whether c's offset and owner make in's files durable.
-func (c Checkpoint) covers(in Intent) bool {
+// Covers says whether c's offset and owner make in's files durable: the
+// intent is left only because removing it failed or has not happened
+// yet, and recovery will not withdraw its files.
+func (c Checkpoint) Covers(in Intent) bool {
 	return in.FirstOffset <= c.Offset && in.Owner == c.Owner
 }
 

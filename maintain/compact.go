@@ -48,6 +48,9 @@ func (t *tablePass) compact(ctx context.Context, s *Summary) error {
 	if err != nil {
 		return err
 	}
+	if t.foreign = foreignFile(live, t.cfg.Store.String()+"/"); t.foreign != "" {
+		return fmt.Errorf("the table's data files are outside the sink %s (%s is one): give maintain the sink as the exporter has it; a symbolic link, a relative path or another endpoint reaches the same files under other names, so nothing is compacted and no orphan removed", t.cfg.Store, t.foreign)
+	}
 	pending, err := t.pendingFiles(ctx)
 	if err != nil {
 		return err
@@ -153,6 +156,22 @@ func (t *tablePass) commitGroups(ctx context.Context, batch []written, expiry *t
 		s.Commits++
 	}
 	return errors.Join(errs...)
+}
+
+// foreignFile returns a file of live when none of them is under base
+// (the sink's URL and "/"), "" otherwise. Files elsewhere beside files
+// of the sink are other writers' (a Spark job's, in the table's own
+// location): compaction and orphan removal leave them alone.
+func foreignFile(live []tables.LiveFile, base string) string {
+	for _, lf := range live {
+		if strings.HasPrefix(lf.File.FilePath(), base) {
+			return ""
+		}
+	}
+	if len(live) == 0 {
+		return ""
+	}
+	return live[0].File.FilePath()
 }
 
 // groups sorts the table's small, settled files into groups.

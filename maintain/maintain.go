@@ -104,6 +104,13 @@ type Config struct {
 	// references them (an exporter's upload may be under way, or a
 	// compaction's commit). Default 24h; negative: no orphan removal.
 	OrphanAge time.Duration
+	// PublishedSince is when the lake's tables began to be published to
+	// the catalog (the lake's catalog mark, pipeline.PublishedSince):
+	// files older than it were exported before and are never orphans.
+	// Zero: each table's earliest commit that its metadata still
+	// records, which expiry moves on (then orphans older than the
+	// expiry age are never removed).
+	PublishedSince time.Time
 	// DryRun reports what the pass would do and writes nothing.
 	DryRun bool
 	// Tables limits the pass to these source tables (SALES.ORDERS);
@@ -294,6 +301,11 @@ type tablePass struct {
 	name    string
 	log     *slog.Logger
 	pending map[string]bool // keys pending intents name (pendingFiles)
+	listed  time.Time       // when pending was listed
+	// foreign is a data file of the table outside the sink, set when
+	// none of its files is inside (compact): the sink is given another
+	// way than the exporter's, and every file would pass for an orphan.
+	foreign string
 	// committed: a commit of this pass landed after the pending intents
 	// were listed, so the table the publisher holds is a state on the
 	// far side of the listing and expiry and orphan removal need not

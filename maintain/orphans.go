@@ -18,6 +18,15 @@ import (
 // folder against every file its snapshots reference); what it cannot know
 // is the exporter's pending intents and which files predate the catalog.
 func (t *tablePass) removeOrphans(ctx context.Context, s *Summary) error {
+	if t.foreign != "" {
+		return fmt.Errorf("not removing orphans: the table's data files are outside the sink %s (%s is one): the sink is given another way than the exporter's (a symbolic link, a relative path, another endpoint), and every file of the table would pass for an orphan", t.cfg.Store, t.foreign)
+	}
+	if time.Since(t.listed) > t.cfg.OrphanAge/2 {
+		// A file whose intent was written after the listing is younger
+		// than the listing, so the orphan age spares it while the
+		// listing is younger than the age; past half of it, list again.
+		t.pending = nil
+	}
 	pending, tbl, err := t.pendingThenTable(ctx)
 	if err != nil {
 		return err
@@ -25,6 +34,9 @@ func (t *tablePass) removeOrphans(ctx context.Context, s *Summary) error {
 	born, ok := firstCommit(tbl)
 	if !ok {
 		return nil // no commit yet: every file may be one in flight
+	}
+	if !t.cfg.PublishedSince.IsZero() {
+		born = t.cfg.PublishedSince
 	}
 	seg, err := partition.TableSegment(t.name)
 	if err != nil {
@@ -96,10 +108,11 @@ func keyOf(loc, base string) (string, bool) {
 }
 
 // firstCommit is the earliest time the table's metadata records: its
-// oldest snapshot or metadata file. Files older than it may have been
-// exported before the catalog was given, so they are never orphans; it is
-// later than the table's creation once history is expired, which only
-// spares more files.
+// oldest snapshot or metadata file. Without the lake's publishing time
+// (Config.PublishedSince), files older than it may have been exported
+// before the catalog was given, so they are never orphans; it is later
+// than the table's creation once history is expired, which only spares
+// more files.
 func firstCommit(tbl *table.Table) (time.Time, bool) {
 	var first int64
 	for _, s := range tbl.Metadata().Snapshots() {

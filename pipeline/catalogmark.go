@@ -122,6 +122,20 @@ func PublishedCatalog(ctx context.Context, st Store) (kind string, ok bool, err 
 	return mark.Kind, true, nil
 }
 
+// PublishedSince reports when the sink's tables began to be published to
+// their Iceberg catalog (the lake's mark), and whether they are: files
+// older than it were exported before, and are not the tables' orphans.
+func PublishedSince(ctx context.Context, st Store) (time.Time, bool, error) {
+	mark, marked, bad, err := readCatalogMark(ctx, st)
+	if err != nil || !marked {
+		return time.Time{}, false, err
+	}
+	if bad != nil {
+		return time.Time{}, false, fmt.Errorf("%s is corrupt (%v): restore it, or delete it and run the exporter with its catalog to mark the lake again", catalogMarkKey, bad)
+	}
+	return mark.Since, true, nil
+}
+
 // readCatalogMark reads the mark: marked tells whether there is one, and
 // bad why it is not valid JSON.
 func readCatalogMark(ctx context.Context, st Store) (mark catalogMark, marked bool, bad, err error) {

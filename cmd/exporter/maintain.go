@@ -112,12 +112,36 @@ func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger, obs maintai
 	if orphanAge == 0 {
 		orphanAge = -1
 	}
+	since, err := publishedSince(ctx, st, orphanAge, logger)
+	if err != nil {
+		return maintain.Summary{}, err
+	}
+	if since.IsZero() {
+		orphanAge = -1
+	}
 	keep := c.KeepSnapshots
 	if keep < 1 {
 		keep = 1
 	}
 	return maintain.Run(ctx, maintain.Config{Store: st, Publisher: pub, Encoder: enc, TargetFileBytes: c.TargetFileBytes,
-		ExpireAfter: c.ExpireAfter, KeepSnapshots: keep, OrphanAge: orphanAge, DryRun: c.DryRun, Tables: c.Table, Concurrency: c.Concurrency, Logger: logger, Observer: obs})
+		ExpireAfter: c.ExpireAfter, KeepSnapshots: keep, OrphanAge: orphanAge, PublishedSince: since, DryRun: c.DryRun, Tables: c.Table,
+		Concurrency: c.Concurrency, Logger: logger, Observer: obs})
+}
+
+// publishedSince returns when the lake's tables began to be published
+// (its catalog mark), or zero, with a warning if orphans were to be
+// removed, when the lake has no mark: a lake whose publishing was stopped
+// (its mark deleted) holds files that never reached the tables, which
+// would pass for orphans.
+func publishedSince(ctx context.Context, st pipeline.Store, orphanAge time.Duration, logger *slog.Logger) (time.Time, error) {
+	since, marked, err := pipeline.PublishedSince(ctx, st)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if !marked && orphanAge > 0 {
+		logger.Warn("orphan files are not removed: the lake has no catalog mark (_checkpoints/iceberg-catalog.json), so files exported without the catalog cannot be told from orphans; an exporter run with the catalog marks it")
+	}
+	return since, nil
 }
 
 // paceCollector sets the Go collector's pace for a maintenance pass,
@@ -177,8 +201,17 @@ func (r *runCmd) scheduleMaintenance(ctx context.Context, cfg pipeline.Config, l
 		if m, ok := cfg.Observer.(*metrics.Metrics); ok { // --metrics-addr: the exporter_maintain_* series too
 			obs = maintainObserver{m}
 		}
+		since, err := publishedSince(ctx, st, 24*time.Hour, log)
+		if err != nil {
+			log.Error("maintenance pass not run: cannot read the lake's catalog mark; the next tick tries again", "error", err)
+			return
+		}
+		orphanAge := time.Duration(0) // the default
+		if since.IsZero() {
+			orphanAge = -1
+		}
 		sum, err := maintain.Run(ctx, maintain.Config{Store: st, Publisher: pub, Encoder: enc,
-			ExpireAfter: 168 * time.Hour, KeepSnapshots: 10, Logger: log, Observer: obs})
+			ExpireAfter: 168 * time.Hour, KeepSnapshots: 10, OrphanAge: orphanAge, PublishedSince: since, Logger: log, Observer: obs})
 		if err != nil {
 			log.Error("maintenance pass failed; the next tick tries again", "error", err, "summary", sum.String())
 			return

@@ -1,0 +1,230 @@
+package maintain_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/lakehouse-exporter/lakehouse-exporter/checkpoint"
+	"github.com/lakehouse-exporter/lakehouse-exporter/maintain"
+	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
+	"github.com/lakehouse-exporter/lakehouse-exporter/store"
+)
+
+// orphanLake is a lake of three export rounds of one table, and a data
+// file of it to copy as orphans. With apart, the last round is in a later
+// second than the first (file times are compared to the second).
+func orphanLake(t *testing.T, apart bool) (l *lake, name, dir string, data []byte) {
+	t.Helper()
+	l = newLake(t)
+	start := time.Date(2026, 7, 13, 10, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if apart && i == 2 {
+			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+		}
+		l.export(t, 0, genStream(t, 30*(i+1), 5, start))
+	}
+	name = "APP.T1"
+	files, _ := liveFiles(t, l.open(t), name)
+	for d, fs := range files {
+		dir = strings.TrimPrefix(d, "file://")
+		if data, _ = os.ReadFile(strings.TrimPrefix(fs[0], "file://")); data != nil {
+			break
+		}
+	}
+	if data == nil {
+		t.Fatal("no data file to copy")
+	}
+	return l, name, dir, data
+}
+
+func writeAt(t *testing.T, p string, data []byte, mod time.Time) string {
+	t.Helper()
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, mod, mod); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Expiry drops the table's early snapshots and its metadata log the
+// early metadata files: the table's history then starts late. An orphan
+// left before that (a compaction that died before its commit) is still
+// removed, since the lake's mark says when its tables began to be
+// published; a file older than the mark (exported before the catalog) is
+// still kept.
+func TestOrphansOlderThanTheTablesHistory(t *testing.T) {
+	l, name, dir, data := orphanLake(t, true)
+	ctx := context.Background()
+	since, marked, err := pipeline.PublishedSince(ctx, l.st)
+	if err != nil || !marked {
+		t.Fatalf("the lake's catalog mark: marked %v, error %v", marked, err)
+	}
+	orphan := writeAt(t, filepath.Join(dir, "compact-dead-000-000.parquet"), data, since)
+	preCatalog := writeAt(t, filepath.Join(dir, "part-y-00000000000000000000.parquet"), data, since.Add(-time.Hour))
+
+	// Keep one metadata file in the log, then expire every snapshot
+	// but the newest.
+	p := l.open(t)
+	tbl, err := p.LoadTable(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn := tbl.NewTransaction()
+	if err := txn.SetProperties(iceberg.Properties{table.MetadataPreviousVersionsMaxKey: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := l.config(t, l.open(t))
+	cfg.ExpireAfter, cfg.KeepSnapshots, cfg.Tables = time.Nanosecond, 1, []string{name}
+	if _, err := maintain.Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	p = l.open(t)
+	tbl, err = p.LoadTable(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := time.UnixMilli(tbl.CurrentSnapshot().TimestampMs)
+	for e := range tbl.Metadata().PreviousFiles() {
+		if ts := time.UnixMilli(e.TimestampMs); ts.Before(history) {
+			history = ts
+		}
+	}
+	if !history.Truncate(time.Second).After(since) {
+		t.Fatalf("the table's history starts at %v, not in a second after the orphan's (%v): the test proves nothing", history, since)
+	}
+
+	cfg = l.config(t, p)
+	cfg.OrphanAge, cfg.PublishedSince, cfg.Tables = time.Nanosecond, since, []string{name}
+	sum, err := maintain.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Orphans != 1 || exists(orphan) {
+		t.Errorf("removed %d orphans; the one older than the table's history exists: %v", sum.Orphans, exists(orphan))
+	}
+	if !exists(preCatalog) {
+		t.Error("removed a file older than the lake's catalog mark")
+	}
+}
+
+// listHook is a store that calls after once, when the pending intents
+// were first listed.
+type listHook struct {
+	*store.Local
+	once  sync.Once
+	after func()
+}
+
+func (h *listHook) List(ctx context.Context, prefix string) ([]string, error) {
+	keys, err := h.Local.List(ctx, prefix)
+	if strings.HasPrefix(prefix, "_checkpoints/intents") {
+		h.once.Do(h.after)
+	}
+	return keys, err
+}
+
+// An exporter writes an intent just after the pass listed the pending
+// intents, for a file it then uploads: orphan removal, with an orphan
+// age shorter than the pass, lists them again and spares the file.
+func TestOrphanRemovalListsIntentsAgain(t *testing.T) {
+	l, name, dir, data := orphanLake(t, false)
+	ctx := context.Background()
+	uploaded := filepath.Join(dir, "part-late-00000000000000000000.parquet")
+	hooked := &listHook{Local: l.st, after: func() {
+		rel, _ := filepath.Rel(l.dir, uploaded)
+		if _, err := checkpoint.WriteIntent(ctx, l.st, "late", 0, []string{filepath.ToSlash(rel)}, "run-late"); err != nil {
+			t.Error(err)
+		}
+		writeAt(t, uploaded, data, time.Now())
+	}}
+	cfg := l.config(t, l.open(t))
+	cfg.Store, cfg.OrphanAge, cfg.Tables = hooked, time.Nanosecond, []string{name}
+	if _, err := maintain.Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(uploaded) {
+		t.Error("removed a file whose intent was written after the pass first listed the intents")
+	}
+}
+
+// An intent that its partition's checkpoint covers (its removal failed)
+// does not stop expiry, and its file is compacted like the others.
+func TestCoveredIntentIsNotPending(t *testing.T) {
+	l, name, _, _ := orphanLake(t, false)
+	ctx := context.Background()
+	files, _ := liveFiles(t, l.open(t), name)
+	var file string
+	for _, fs := range files {
+		if len(fs) > 1 { // a folder compaction rewrites
+			file = fs[0]
+		}
+	}
+	if file == "" {
+		t.Fatal("no folder of several files")
+	}
+	rel, _ := filepath.Rel(l.dir, strings.TrimPrefix(file, "file://"))
+	cps, err := l.st.List(ctx, "_checkpoints/partitions/")
+	if err != nil || len(cps) == 0 {
+		t.Fatalf("checkpoints %v, error %v", cps, err)
+	}
+	part := strings.TrimSuffix(strings.TrimPrefix(cps[0], "_checkpoints/partitions/"), ".json")
+	cp, err := checkpoint.Load(ctx, l.st, part)
+	if err != nil || !cp.Found {
+		t.Fatalf("checkpoint of %q: found %v, error %v", part, cp.Found, err)
+	}
+	if _, err := checkpoint.WriteIntent(ctx, l.st, part, 0, []string{filepath.ToSlash(rel)}, cp.Owner); err != nil {
+		t.Fatal(err)
+	}
+	cfg := l.config(t, l.open(t))
+	cfg.ExpireAfter, cfg.KeepSnapshots, cfg.Tables = time.Nanosecond, 1, []string{name}
+	sum, err := maintain.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.SnapshotsExpired == 0 || exists(strings.TrimPrefix(file, "file://")) {
+		t.Errorf("expired %d snapshots; the covered intent's file is still there: %v (want it compacted and deleted with its snapshots)",
+			sum.SnapshotsExpired, exists(strings.TrimPrefix(file, "file://")))
+	}
+}
+
+// The sink given another way than the exporter's (here a symbolic link
+// to its folder): the table's files are all outside it, so the pass
+// refuses to compact or remove orphans, and deletes nothing.
+func TestSinkReachedAnotherWay(t *testing.T) {
+	l, name, _, _ := orphanLake(t, false)
+	ctx := context.Background()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(l.dir, link); err != nil {
+		t.Fatal(err)
+	}
+	other, err := store.NewLocal(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := liveFiles(t, l.open(t), name)
+	cfg := l.config(t, l.open(t))
+	cfg.Store, cfg.OrphanAge, cfg.Tables = other, time.Nanosecond, []string{name}
+	_, err = maintain.Run(ctx, cfg)
+	if err == nil || !strings.Contains(err.Error(), "outside the sink") {
+		t.Fatalf("error %v, want one that says the table's files are outside the sink", err)
+	}
+	for _, fs := range before {
+		for _, f := range fs {
+			if !exists(strings.TrimPrefix(f, "file://")) {
+				t.Fatalf("%s was deleted", f)
+			}
+		}
+	}
+}
