@@ -371,6 +371,9 @@ func (d *GoldenGate) table(t *ggTop, rec *Record) (*imageKeys, error) {
 		if err != nil {
 			return nil, Rejectf(ReasonMalformedJSON, "%s is not a valid string", d.names.QualTable)
 		}
+		if unpairedSurrogate(t.qualTable) {
+			return nil, Rejectf(ReasonMalformedJSON, "%s: %v", d.names.QualTable, errUnpairedSurrogate)
+		}
 		rec.Table = d.intern.string(s)
 	} else if t.table != nil {
 		cat, _ := jsonparser.ParseString(t.catalog)
@@ -417,6 +420,14 @@ func (d *GoldenGate) meta(t *ggTop, rec *Record, required bool) error {
 	}
 	if compound(t.posType) {
 		return Rejectf(ReasonMalformedJSON, "%s is an %s, want a string", n.Pos, t.posType)
+	}
+	// Unescaped, such a surrogate would become U+FFFD: another pos (and
+	// two positions could read alike) or another transaction.
+	if t.hasXID && hasEscape(t.xid) && unpairedSurrogate(t.xid) {
+		return Rejectf(ReasonMalformedJSON, "%s: %v", n.XID, errUnpairedSurrogate)
+	}
+	if t.hasPos && hasEscape(t.pos) && unpairedSurrogate(t.pos) {
+		return Rejectf(ReasonMalformedJSON, "%s: %v", n.Pos, errUnpairedSurrogate)
 	}
 	text := scalarText
 	if rec.Class == ClassDML {
@@ -490,6 +501,9 @@ func appendFields(im *Image, members []jsonMember, intern interner, last *[]stri
 		key := f.key
 		if f.keyEscaped {
 			u, err := jsonparser.Unescape(key, nil)
+			if err == nil && unpairedSurrogate(key) {
+				err = errUnpairedSurrogate
+			}
 			if err != nil {
 				// Every failure of Decode is a RejectError, never a parser error.
 				return Rejectf(ReasonMalformedJSON, "cannot read %s image: key %q: %v", imageName, truncate(string(key), 64), err)
@@ -620,10 +634,15 @@ func (f *Field) Text(buf []byte) ([]byte, error) {
 	}
 	if bytes.ContainsRune(out, utf8.RuneError) && unpairedSurrogate(f.Value) {
 		// Unescaped as U+FFFD: a value the source never had.
-		return nil, errors.New("string holds an unpaired UTF-16 surrogate escape (\\uD800 to \\uDFFF), which names no character")
+		return nil, errUnpairedSurrogate
 	}
 	return out, nil
 }
+
+// errUnpairedSurrogate rejects a string that escapes half of a UTF-16
+// surrogate pair: unescaped, it would read as U+FFFD, a text the source
+// never had.
+var errUnpairedSurrogate = errors.New("string holds an unpaired UTF-16 surrogate escape (\\uD800 to \\uDFFF), which names no character")
 
 // unpairedSurrogate reports whether the JSON string text s (without its
 // quotes) escapes a UTF-16 surrogate that is not half of a pair.

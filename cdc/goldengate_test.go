@@ -1299,3 +1299,22 @@ func TestTextRefusesUnpairedSurrogates(t *testing.T) {
 		}
 	}
 }
+
+// TestNamesRefuseUnpairedSurrogates: the table, a column, xid and pos
+// escaping half of a UTF-16 pair are refused like such a value: unescaped
+// as U+FFFD, two tables or positions would read alike. A pair is kept.
+func TestNamesRefuseUnpairedSurrogates(t *testing.T) {
+	d, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
+	for _, in := range []string{
+		`{"qual_table":"S.T\ud800","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","after":{"A":1}}`,
+		`{"qual_table":"S.T","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","after":{"A\udc00":1}}`,
+		`{"qual_table":"S.T","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","xid":"x\ud800","after":{"A":1}}`,
+		`{"qual_table":"S.T","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","pos":"p\udc00","after":{"A":1}}`,
+	} {
+		wantReject(t, d, in, cdc.ReasonMalformedJSON)
+	}
+	rec := decodeOK(t, d, `{"qual_table":"S.T\ud83d\ude00","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","pos":"p\ud83d\ude00","after":{"A\u00e9":1}}`)
+	if rec.Table != "S.T😀" || rec.Pos != "p😀" || rec.After.Fields[0].Name != "Aé" {
+		t.Errorf("table %q, pos %q, column %q; want the pairs and escapes unescaped", rec.Table, rec.Pos, rec.After.Fields[0].Name)
+	}
+}
