@@ -171,6 +171,16 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 	}
 	t := ggTop{beforeIx: -1, afterIx: -1}
 	n := &d.names
+	// The fields a change is made of, each once: of two values for one,
+	// which the source meant is unknown.
+	var seen [7]bool
+	once := func(i int, name string) error {
+		if seen[i] {
+			return Rejectf(ReasonMalformedJSON, "field %q appears twice in the record", name)
+		}
+		seen[i] = true
+		return nil
+	}
 	for k := range ix.top {
 		m := &ix.top[k]
 		key, value, vt := m.key, m.value, m.vt
@@ -181,21 +191,29 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 			}
 			key = u
 		}
+		var err error
 		switch string(key) {
 		case n.QualTable:
 			t.qualTable, t.hasQual = value, vt == jsonparser.String
+			err = once(0, n.QualTable)
 		case n.OpType:
 			t.opType, t.hasOpType = value, vt == jsonparser.String
+			err = once(1, n.OpType)
 		case n.OpTS:
 			t.opTS, t.opTSType, t.hasOpTS = value, vt, vt != jsonparser.Null
+			err = once(2, n.OpTS)
 		case n.XID:
 			t.xid, t.xidType, t.hasXID = value, vt, vt != jsonparser.Null
+			err = once(3, n.XID)
 		case n.Pos:
 			t.pos, t.posType, t.hasPos = value, vt, vt != jsonparser.Null
+			err = once(4, n.Pos)
 		case n.Before:
 			t.beforeType, t.beforeIx = vt, k
+			err = once(5, n.Before)
 		case n.After:
 			t.afterType, t.afterIx = vt, k
+			err = once(6, n.After)
 		case "columns":
 			t.columns, t.hasColumns = value, vt == jsonparser.Object
 		case "ddl":
@@ -225,6 +243,9 @@ func (d *GoldenGate) decodeIndexed(data []byte, rec *Record, depth int) error {
 			}
 		case defaultQualTable: // last: a configured name that is qual_table is what it says
 			t.defaultQual, t.hasDefaultQual = value, vt == jsonparser.String
+		}
+		if err != nil {
+			return err
 		}
 	}
 

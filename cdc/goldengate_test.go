@@ -1318,3 +1318,19 @@ func TestNamesRefuseUnpairedSurrogates(t *testing.T) {
 		t.Errorf("table %q, pos %q, column %q; want the pairs and escapes unescaped", rec.Table, rec.Pos, rec.After.Fields[0].Name)
 	}
 }
+
+// TestDuplicateFieldsAreRefused: a record that gives a field of the change
+// twice (two op_type, two after images) is refused: which the source
+// meant is unknown.
+func TestDuplicateFieldsAreRefused(t *testing.T) {
+	d, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
+	for _, in := range []string{
+		`{"qual_table":"S.T","op_type":"INSERT","op_type":"DELETE","op_ts":"2026-07-13T04:00:00Z","after":{"A":1}}`,
+		`{"qual_table":"S.T","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","op_ts":"2026-07-20T04:00:00Z","after":{"A":1}}`,
+		`{"qual_table":"S.T","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","after":{"A":1},"after":{"A":2}}`,
+		`{"qual_table":"S.T","qual_table":"S.U","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","after":{"A":1}}`,
+		`{"qual_table":"S.T","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","pos":"1","pos":"2","after":{"A":1}}`,
+	} {
+		wantReject(t, d, in, cdc.ReasonMalformedJSON)
+	}
+}
