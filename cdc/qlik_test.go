@@ -1018,3 +1018,16 @@ func TestQlikTimestampOutsideSparkDatesIsRefused(t *testing.T) {
 		t.Errorf("the range's last second: OpTS %v", rec.OpTS)
 	}
 }
+
+// TestQlikMaskOfSixteenColumns: the masks of a message Qlik Replicate sent
+// for an UPDATE of a 16-column table, as published with a test of its
+// Kafka target: "columnMask":"00FFFF" (every column present) and
+// "changeMask":"008080" (ordinals 8 and 16 changed: item_desc and
+// load_date_time, the two values that differ between beforeData and
+// data). The hex text is one number, its last digit the first columns:
+// read byte by byte from the left, "00FFFF" would say columns 1 to 8 are
+// missing.
+func TestQlikMaskOfSixteenColumns(t *testing.T) {
+	wantOrdinals(t, "columnMask", "00FFFF", seq(1, 16))
+	wantOrdinals(t, "changeMask", "008080", []int{8, 16})
+}
