@@ -611,8 +611,9 @@ func (f *File) Size() int64 {
 }
 
 // applyQlikMasks marks the columns that columnMask leaves out as absent
-// (never as null: Qlik sends null for a column it could not replicate) and
-// returns the names of the columns changeMask names.
+// (never as null: Qlik sends null for a column it could not replicate),
+// unless the message carries a value for them, and returns the names of
+// the columns changeMask names.
 //
 // A mask's bits are the ordinals of the table's metadata message. Columns
 // inferred from the data have no ordinals (theirs is the order they were
@@ -627,8 +628,13 @@ func applyQlikMasks(v *arrowschema.Version, rec *cdc.Record, conv *recordConvert
 			return nil, err
 		}
 		for _, i := range conv.columnMask.absentColumns(v) {
-			conv.row.slots[i].state = slotAbsent
-			if withBefore {
+			// A value the message does carry is kept: the mask says a
+			// null may stand for a value not replicated, not that a
+			// value sent is void.
+			if conv.row.slots[i].state != slotSet {
+				conv.row.slots[i].state = slotAbsent
+			}
+			if withBefore && conv.before.slots[i].state != slotSet {
 				conv.before.slots[i].state = slotAbsent
 			}
 		}

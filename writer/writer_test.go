@@ -1057,17 +1057,21 @@ func TestQlikMasksAreNotKeptPastAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := cat.Current("S.T")
-	// columnMask, changeMask, and what they mean: absent and changed columns.
-	masks := []struct{ column, change, absent, changed string }{
-		{"7", "7", "", "A,B,C"}, {"3", "2", "C", "B"}, {"3", "2", "C", "B"}, {"5", "4", "B", "C"}, {"7", "1", "", "A"},
+	// columnMask, changeMask, the values sent for B and C (Qlik sends null
+	// for a column it could not replicate), and what they mean: absent
+	// and changed columns. A value sent for a column the mask leaves out
+	// is kept (the last case).
+	masks := []struct{ column, change, b, c, absent, changed string }{
+		{"7", "7", `"b"`, `"c"`, "", "A,B,C"}, {"3", "2", `"b"`, "null", "C", "B"}, {"3", "2", `"b"`, "null", "C", "B"},
+		{"5", "4", "null", `"c"`, "B", "C"}, {"7", "1", `"b"`, `"c"`, "", "A"}, {"3", "2", `"b"`, `"c"`, "", "B"},
 	}
 	w := newWriter(t, Config{})
 	var data []byte
-	const n = 40
+	const n = 42
 	for i := range n {
 		m := masks[i%len(masks)]
-		data = fmt.Appendf(data[:0], `{"schema":"S","table":"T","data":{"A":"%d","B":"b","C":"c"},"headers":{"operation":"INSERT",`+
-			`"timestamp":"2026-07-13T04:00:00","streamPosition":"p%d","columnMask":"%s","changeMask":"%s"}}`, i, i, m.column, m.change)
+		data = fmt.Appendf(data[:0], `{"schema":"S","table":"T","data":{"A":"%d","B":%s,"C":%s},"headers":{"operation":"INSERT",`+
+			`"timestamp":"2026-07-13T04:00:00","streamPosition":"p%d","columnMask":"%s","changeMask":"%s"}}`, i, m.b, m.c, i, m.column, m.change)
 		if err := dec.Decode(data, &rec); err != nil {
 			t.Fatal(err)
 		}
