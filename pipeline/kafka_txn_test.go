@@ -13,6 +13,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestKafkaTransactions pins down what the exporter does with a
@@ -120,4 +121,60 @@ func committedOffset(ctx context.Context, t *testing.T, tp kafkatest.Topic, grou
 		t.Fatal(err)
 	}
 	return res.Topics[tp.Name][0].CommittedOffset
+}
+
+// TestKafkaOnceLeavesAnOpenTransaction: reading committed, a --once drain
+// covers the partition up to its last stable offset when it started: it
+// exports what is committed and exits, leaving a transaction still open
+// for the next run, which exports it once committed.
+func TestKafkaOnceLeavesAnOpenTransaction(t *testing.T) {
+	kafkatest.Each(t, testKafkaOnceLeavesAnOpenTransaction)
+}
+
+func testKafkaOnceLeavesAnOpenTransaction(t *testing.T, b kafkatest.Broker) {
+	tp := b.Topic(t, 1)
+	var lines [][]byte
+	st, err := gen.Write(io.Discard, gen.Options{Records: 600, Tables: 2, Seed: 17, Track: true, Lines: &lines})
+	if err != nil {
+		t.Fatal(err)
+	}
+	split := 2 * len(lines) / 3
+	kafkatest.ProduceTransactions(t, tp, []kafkatest.Transaction{{Lines: lines[:split], Commit: true}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	open, err := kgo.NewClient(kgo.SeedBrokers(tp.Addrs...), kgo.TransactionalID("open-"+tp.Name),
+		kgo.DefaultProduceTopic(tp.Name), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	if err := open.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]*kgo.Record, 0, len(lines)-split)
+	for _, l := range lines[split:] {
+		recs = append(recs, &kgo.Record{Value: l, Partition: 0})
+	}
+	if err := open.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	local, _ := store.NewLocal(dir)
+	kc := source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: tp.Group("g-open"), Once: true,
+		MaxWait: 100 * time.Millisecond, DrainTimeout: 30 * time.Second}
+	sum, err := runKafkaWith(ctx, t, kc, local, nil)
+	if err != nil || sum.Records != int64(split) {
+		t.Fatalf("drain with a transaction open: read %d records (error %v), want the %d committed", sum.Records, err, split)
+	}
+	checkExactlyOnce(t, dir, without(t, st, lines[split:]))
+
+	if err := open.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = runKafkaWith(ctx, t, kc, local, nil)
+	if err != nil || sum.Records != int64(len(lines)-split) {
+		t.Fatalf("drain after the commit: read %d records (error %v), want the %d of the transaction", sum.Records, err, len(lines)-split)
+	}
+	checkExactlyOnce(t, dir, st)
 }
