@@ -772,6 +772,13 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 			}
 			return k.emit(ctx, kafkaEvent{msgs: msgs, gen: genID})
 		})
+		if ctx.Err() != nil {
+			// The generation ended: what the fetch read past the last
+			// event handed over was not delivered, so the partition is
+			// not drained however far the fetch went (see the deferred
+			// cut above).
+			return
+		}
 		if hw > 0 && offset >= hw {
 			err = nil // reached the watermark: whatever cut the fetch short does not matter
 		}

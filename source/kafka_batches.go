@@ -2,10 +2,12 @@ package source
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/segmentio/kafka-go/compress"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -23,8 +25,11 @@ import (
 type batchWalker struct {
 	// inflated holds a compressed batch's records, reused.
 	inflated []byte
-	batch    kmsg.RecordBatch
-	rec      kmsg.Record
+	// aborted is the response's aborted transactions in first offset
+	// order, reused.
+	aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction
+	batch   kmsg.RecordBatch
+	rec     kmsg.Record
 	// aborting holds the producers whose aborted transaction the walk
 	// is inside: from the transaction's first offset to its abort marker.
 	aborting map[int64]bool
@@ -60,25 +65,39 @@ var errOldFormat = errors.New("the partition holds messages in the format of Kaf
 // when raw holds no whole batch.
 //
 // aborted is the response's list of aborted transactions (producer and
-// first offset, in offset order); committed says whether to leave their
-// batches out (reading committed).
+// first offset); committed says whether to leave their batches out
+// (reading committed). The broker lists them in the order their abort
+// markers were written, not by first offset: walked in that order, a
+// transaction that began before another but was aborted after it would
+// be read as committed. They are taken in first offset order, as Kafka's
+// own consumer does.
 func (w *batchWalker) walk(raw []byte, from int64, aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction, committed bool,
 	visit func(value []byte, offset int64, skip bool) bool) (next int64, stopped bool, err error) {
 	next = from
-	if committed && len(aborted) > 0 && w.aborting == nil {
-		w.aborting = map[int64]bool{}
+	if committed && len(aborted) > 0 {
+		if w.aborting == nil {
+			w.aborting = map[int64]bool{}
+		}
+		w.aborted = append(w.aborted[:0], aborted...)
+		slices.SortStableFunc(w.aborted, func(a, b kmsg.FetchResponseTopicPartitionAbortedTransaction) int {
+			return cmp.Compare(a.FirstOffset, b.FirstOffset)
+		})
+		aborted = w.aborted
 	}
 	clear(w.aborting) // the list is the response's: nothing carries over
 	for len(raw) >= batchLengthEnd {
+		if len(raw) > magicAt && raw[magicAt] != 2 {
+			return next, false, errOldFormat
+		}
 		length := int64(int32(binary.BigEndian.Uint32(raw[8:batchLengthEnd])))
 		end := batchLengthEnd + length
-		if length < batchHeaderBytes-batchLengthEnd || end > int64(len(raw)) {
+		if length < batchHeaderBytes-batchLengthEnd {
+			return next, false, fmt.Errorf("record batch at offset %d: %d bytes long, shorter than its header", int64(binary.BigEndian.Uint64(raw)), length)
+		}
+		if end > int64(len(raw)) {
 			// The broker cuts the response at its size limit, so the last
 			// batch may be partial: fetched again next time.
 			break
-		}
-		if raw[magicAt] != 2 {
-			return next, false, errOldFormat
 		}
 		one := raw[:end]
 		raw = raw[end:]
@@ -135,7 +154,15 @@ func (w *batchWalker) walk(raw []byte, from int64, aborted []kmsg.FetchResponseT
 			}
 			next = at + 1
 		}
-		next = max(next, last+1) // past records removed by compaction after the last one
+		if next <= last {
+			// Compaction removed the batch's last records: their offsets
+			// are read too, or the partition's checkpoint would stay
+			// short of its end.
+			if !visit(nil, last, true) {
+				return next, true, nil
+			}
+			next = last + 1
+		}
 	}
 	return next, false, nil
 }

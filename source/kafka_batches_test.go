@@ -184,3 +184,51 @@ func FuzzWalk(f *testing.F) {
 		}
 	})
 }
+
+// Two producers' transactions interleave and abort in the other order
+// than they began: the broker lists the aborted transactions as their
+// markers were written, (B, 11) before (A, 10). Neither is exported.
+func TestWalkAbortedTransactionsListedOutOfOrder(t *testing.T) {
+	raw := slices.Concat(
+		batch(10, 1, attrTransactional, []byte("a10")),
+		batch(11, 2, attrTransactional, []byte("b11")),
+		marker(12, 2, false),
+		marker(13, 1, false),
+		batch(14, -1, 0, []byte("p14")))
+	aborted := []kmsg.FetchResponseTopicPartitionAbortedTransaction{{ProducerID: 2, FirstOffset: 11}, {ProducerID: 1, FirstOffset: 10}}
+	got, next := walkAll(t, raw, 10, aborted, true)
+	want := []visited{{"", 10, true}, {"", 11, true}, {"", 12, true}, {"", 13, true}, {"p14", 14, false}}
+	if !slices.Equal(got, want) || next != 15 {
+		t.Errorf("visited %v, next %d; want %v, next 15", got, next, want)
+	}
+}
+
+// Compaction removed a batch's last records (offsets 1 to 4 of 0 to 4):
+// they are reported as a gap, so that the partition is read to its end,
+// whether the fetch starts at the batch or past its last record.
+func TestWalkCompactedTail(t *testing.T) {
+	b := batch(0, -1, 0, []byte("v0"))
+	binary.BigEndian.PutUint32(b[23:27], 4) // the last offset delta
+	binary.BigEndian.PutUint32(b[17:21], crc32.Checksum(b[batchCRCFrom:], castagnoli))
+	got, next := walkAll(t, b, 0, nil, true)
+	if want := []visited{{"v0", 0, false}, {"", 4, true}}; !slices.Equal(got, want) || next != 5 {
+		t.Errorf("from 0: visited %v, next %d; want %v, next 5", got, next, want)
+	}
+	got, next = walkAll(t, b, 1, nil, true)
+	if want := []visited{{"", 4, true}}; !slices.Equal(got, want) || next != 5 {
+		t.Errorf("from 1: visited %v, next %d; want %v, next 5", got, next, want)
+	}
+}
+
+// A message of the format before Kafka 0.11 shorter than a record batch's
+// header is an error, not a partial batch to fetch again for ever.
+func TestWalkShortOldMessage(t *testing.T) {
+	m := make([]byte, 12+26)
+	binary.BigEndian.PutUint64(m, 5)
+	binary.BigEndian.PutUint32(m[8:], 26)
+	m[magicAt] = 1
+	var w batchWalker
+	if _, _, err := w.walk(m, 5, nil, true, func([]byte, int64, bool) bool { return true }); err != errOldFormat {
+		t.Fatalf("error %v, want errOldFormat", err)
+	}
+}

@@ -60,6 +60,8 @@ type partitionFetcher struct {
 	// readTimeout bounds reading a response once the broker's wait is
 	// over; zero means messageReadTimeout.
 	readTimeout time.Duration
+	// throttledUntil is when the broker's quota lets the next fetch go.
+	throttledUntil time.Time
 	// failures counts consecutive failed connects or fetches; a fetch
 	// that returns anything resets it.
 	failures int
@@ -82,9 +84,13 @@ const (
 	// with isolation levels and the list of aborted transactions (Kafka
 	// 0.11), maxFetchVersion the last before flexible versions, which
 	// need nothing these fetches use.
-	fetchAPIKey     = 1
-	minFetchVersion = 4
-	maxFetchVersion = 11
+	// responseMaxBytes bounds a fetch response, beside four times
+	// MaxBytes: a record batch larger than MaxBytes comes whole, up to
+	// the topic's max.message.bytes.
+	responseMaxBytes = 256 << 20
+	fetchAPIKey      = 1
+	minFetchVersion  = 4
+	maxFetchVersion  = 11
 	// arenaBytes is the size of an arena (partitionFetcher.arena): one
 	// allocation for about a hundred records of a few hundred bytes.
 	arenaBytes = 32 << 10
@@ -234,14 +240,13 @@ func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func(
 			return offset, f.failed(ctx, "connect to the leader", offset, err)
 		}
 	}
+	if err := f.waitThrottle(ctx); err != nil {
+		return offset, err
+	}
 	p, err := f.fetch(offset)
 	if err != nil {
 		if ctx.Err() != nil {
 			return offset, ctx.Err()
-		}
-		if errors.Is(err, errOldFormat) {
-			f.close()
-			return offset, fmt.Errorf("fetch at offset %d: %w", offset, err)
 		}
 		return offset, f.failed(ctx, "fetch", offset, err)
 	}
@@ -249,6 +254,9 @@ func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func(
 		return offset, f.fetchError(ctx, offset, kafka.Error(p.ErrorCode))
 	}
 	hw := p.HighWatermark
+	if !f.readUncommitted && p.LastStableOffset >= 0 {
+		hw = p.LastStableOffset // what is past it cannot be read yet
+	}
 	var (
 		chunk   []Message
 		stopped bool
@@ -278,13 +286,40 @@ func (f *partitionFetcher) next(ctx context.Context, offset int64, deliver func(
 	switch {
 	case stopped:
 		return next, ctx.Err()
+	case errors.Is(err, errOldFormat):
+		f.close()
+		return next, fmt.Errorf("fetch at offset %d: %w", next, err)
 	case err != nil:
 		// A batch that cannot be read (damaged, an unknown codec): what
 		// came before it was delivered; the run fails if fetching it
 		// keeps failing.
 		return next, f.failed(ctx, "read the fetched records", next, err)
+	case next == offset && len(p.RecordBatches) > 0:
+		// Bytes, but no whole batch at or past offset: asked again at
+		// once, the broker would answer the same for ever.
+		return next, f.failed(ctx, "read the fetched records", next,
+			fmt.Errorf("the response holds %d bytes of records but no whole record batch from offset %d on", len(p.RecordBatches), offset))
 	}
 	return next, nil
+}
+
+// waitThrottle waits out the time the broker asked the last fetch's
+// client to hold back (its quota): from Fetch version 8 on it answers at
+// once and then stops reading the connection for that long, so a fetch
+// sent meanwhile would wait on the socket and could time out.
+func (f *partitionFetcher) waitThrottle(ctx context.Context) error {
+	wait := time.Until(f.throttledUntil)
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // fetch sends one fetch request for the partition at offset on the wire
@@ -325,6 +360,11 @@ func (f *partitionFetcher) fetch(offset int64) (*kmsg.FetchResponseTopicPartitio
 	if id := int32(binary.BigEndian.Uint32(head[4:])); id != f.correlation || size < 0 {
 		return nil, fmt.Errorf("the broker's response is not the answer to the fetch (correlation id %d, want %d)", id, f.correlation)
 	}
+	// A response may pass MaxBytes by one record batch larger than it
+	// (the broker sends the first one whole), not by gigabytes.
+	if limit := max(4*f.maxBytes, responseMaxBytes); size > limit {
+		return nil, fmt.Errorf("the broker's fetch response is %d bytes, more than the %d a fetch of at most %d may take", size, limit, f.maxBytes)
+	}
 	if cap(f.response) < size {
 		f.response = make([]byte, size)
 	}
@@ -337,6 +377,7 @@ func (f *partitionFetcher) fetch(offset int64) (*kmsg.FetchResponseTopicPartitio
 	if err := res.UnsafeReadFrom(f.response); err != nil {
 		return nil, fmt.Errorf("read the fetch response: %w", err)
 	}
+	f.throttledUntil = time.Now().Add(time.Duration(res.ThrottleMillis) * time.Millisecond)
 	if res.ErrorCode != 0 {
 		return nil, kafka.Error(res.ErrorCode)
 	}
