@@ -178,3 +178,66 @@ func testKafkaOnceLeavesAnOpenTransaction(t *testing.T, b kafkatest.Broker) {
 	}
 	checkExactlyOnce(t, dir, st)
 }
+
+// TestKafkaInterleavedAbortedTransactions: two producers' transactions
+// interleave on one partition, and the one that began first aborts last;
+// the broker lists aborted transactions in the order of their markers.
+// Neither is exported; the committed records around them are, once.
+func TestKafkaInterleavedAbortedTransactions(t *testing.T) {
+	kafkatest.Each(t, testKafkaInterleavedAbortedTransactions)
+}
+
+func testKafkaInterleavedAbortedTransactions(t *testing.T, b kafkatest.Broker) {
+	tp := b.Topic(t, 1)
+	var lines [][]byte
+	st, err := gen.Write(io.Discard, gen.Options{Records: 600, Tables: 2, Seed: 19, Track: true, Lines: &lines})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := len(lines) / 4
+	kafkatest.ProduceTransactions(t, tp, []kafkatest.Transaction{{Lines: lines[:q], Commit: true}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	producer := func(id string) *kgo.Client {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(tp.Addrs...), kgo.TransactionalID(id+"-"+tp.Name),
+			kgo.DefaultProduceTopic(tp.Name), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+	produce := func(cl *kgo.Client, part [][]byte) {
+		for _, l := range part { // one at a time: the two producers' batches interleave
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: l, Partition: 0}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a, bb := producer("a"), producer("b")
+	half := q / 2
+	produce(a, lines[q:q+half])
+	produce(bb, lines[q+half:2*q])
+	produce(a, lines[2*q:2*q+half])
+	produce(bb, lines[2*q+half:3*q])
+	if err := bb.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.ProduceTransactions(t, tp, []kafkatest.Transaction{{Lines: lines[3*q:], Commit: true}})
+
+	dir := t.TempDir()
+	local, _ := store.NewLocal(dir)
+	kc := source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: tp.Group("g-interleaved"), Once: true,
+		MaxWait: 100 * time.Millisecond}
+	sum, err := runKafkaWith(ctx, t, kc, local, nil)
+	if want := len(lines) - 2*q; err != nil || sum.Records != int64(want) || sum.Rejected != 0 {
+		t.Fatalf("read %d records, rejected %d (error %v); want the %d committed, none rejected", sum.Records, sum.Rejected, err, want)
+	}
+	checkExactlyOnce(t, dir, without(t, st, lines[q:3*q]))
+}
