@@ -48,6 +48,7 @@ func (t *tablePass) compact(ctx context.Context, s *Summary) error {
 	if err != nil {
 		return err
 	}
+	t.locationsChecked = true
 	if t.foreign = foreignFile(live, t.cfg.Store.String()+"/"); t.foreign != "" {
 		return fmt.Errorf("the table's data files are outside the sink %s (%s is one): give maintain the sink as the exporter has it; a symbolic link, a relative path or another endpoint reaches the same files under other names, so nothing is compacted and no orphan removed", t.cfg.Store, t.foreign)
 	}
@@ -132,7 +133,9 @@ func (t *tablePass) commitGroups(ctx context.Context, batch []written, expiry *t
 		s.GroupsGivenUp += len(batch)
 		return errors.Join(append(errs, err)...)
 	}
-	t.committed = t.committed || len(m.Replaced) > 0 || m.Expiry.Expired > 0
+	if len(m.Replaced) > 0 || m.Expiry.Expired > 0 {
+		t.committed, t.committedAt = true, time.Now()
+	}
 	s.SnapshotsExpired += m.Expiry.Expired
 	for _, i := range m.GivenUp {
 		w := batch[i]

@@ -53,7 +53,9 @@ func listPending(ctx context.Context, st Store) (map[string]bool, error) {
 		if !ok {
 			// Read after the intent was listed: a checkpoint only moves
 			// on, so one that covers the intent covers it for good.
-			if cp, err = checkpoint.Load(ctx, st, in.Partition); err != nil {
+			if cp, err = checkpoint.Load(ctx, st, in.Partition); errors.Is(err, checkpoint.ErrCorrupt) {
+				cp = &checkpoint.Handle{} // covers nothing: its intents stay pending until it is rebuilt
+			} else if err != nil {
 				return nil, err
 			}
 			checkpoints[in.Partition] = cp

@@ -306,11 +306,15 @@ type tablePass struct {
 	// none of its files is inside (compact): the sink is given another
 	// way than the exporter's, and every file would pass for an orphan.
 	foreign string
-	// committed: a commit of this pass landed after the pending intents
-	// were listed, so the table the publisher holds is a state on the
-	// far side of the listing and expiry and orphan removal need not
-	// load the table again (see tableAfterListing).
-	committed bool
+	// committed: a commit of this pass landed, at committedAt; after
+	// the pending intents were listed (listed), the table the publisher
+	// holds is a state on the far side of the listing, and expiry and
+	// orphan removal need not load the table again (tableAfterListing).
+	committed   bool
+	committedAt time.Time
+	// locationsChecked: compaction saw the table's files and checked
+	// that they are under the sink (foreign); orphan removal needs that.
+	locationsChecked bool
 }
 
 // pendingThenTable lists the pending intents and then takes the table,
@@ -334,7 +338,7 @@ func (t *tablePass) pendingThenTable(ctx context.Context) (map[string]bool, *tab
 // metadata file, which holds every snapshot: a load per step was a
 // large share of a small table's pass.
 func (t *tablePass) tableAfterListing(ctx context.Context) (*table.Table, error) {
-	if t.committed {
+	if t.committed && t.committedAt.After(t.listed) {
 		return t.cfg.Publisher.CachedTable(ctx, t.name)
 	}
 	return t.cfg.Publisher.LoadTable(ctx, t.name)

@@ -11,6 +11,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
 
 // removeOrphans deletes the table's orphan data files (see the package
@@ -18,6 +19,9 @@ import (
 // folder against every file its snapshots reference); what it cannot know
 // is the exporter's pending intents and which files predate the catalog.
 func (t *tablePass) removeOrphans(ctx context.Context, s *Summary) error {
+	if !t.locationsChecked {
+		return errors.New("not removing orphans: compaction failed before it could check that the table's files are under the sink")
+	}
 	if t.foreign != "" {
 		return fmt.Errorf("not removing orphans: the table's data files are outside the sink %s (%s is one): the sink is given another way than the exporter's (a symbolic link, a relative path, another endpoint), and every file of the table would pass for an orphan", t.cfg.Store, t.foreign)
 	}
@@ -36,7 +40,13 @@ func (t *tablePass) removeOrphans(ctx context.Context, s *Summary) error {
 		return nil // no commit yet: every file may be one in flight
 	}
 	if !t.cfg.PublishedSince.IsZero() {
-		born = t.cfg.PublishedSince
+		// A margin for the clocks of the machines that wrote the mark and
+		// the files; and a table created later (dropped and created
+		// again, say) spares the files from before it.
+		born = t.cfg.PublishedSince.Add(-publishedMargin)
+		if created, ok := createdAt(tbl); ok && created.After(born) {
+			born = created
+		}
 	}
 	seg, err := partition.TableSegment(t.name)
 	if err != nil {
@@ -84,6 +94,21 @@ func (t *tablePass) removeOrphans(ctx context.Context, s *Summary) error {
 		s.OrphanBytes += o.SizeBytes
 	}
 	return errors.Join(errs...)
+}
+
+// publishedMargin is taken off the lake's publishing time before files
+// are compared with it.
+const publishedMargin = time.Minute
+
+// createdAt is when the exporter created the table (tables.PropCreatedAt,
+// set by versions that write it).
+func createdAt(tbl *table.Table) (time.Time, bool) {
+	s, ok := tbl.Properties()[tables.PropCreatedAt]
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
 }
 
 // fileURL writes a local location the way the sink names it: iceberg-go's

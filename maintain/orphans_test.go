@@ -15,6 +15,7 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/maintain"
 	"github.com/lakehouse-exporter/lakehouse-exporter/pipeline"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
+	"github.com/lakehouse-exporter/lakehouse-exporter/tables"
 )
 
 // orphanLake is a lake of three export rounds of one table, and a data
@@ -59,8 +60,9 @@ func writeAt(t *testing.T, p string, data []byte, mod time.Time) string {
 // early metadata files: the table's history then starts late. An orphan
 // left before that (a compaction that died before its commit) is still
 // removed, since the lake's mark says when its tables began to be
-// published; a file older than the mark (exported before the catalog) is
-// still kept.
+// published and the table when it was created; a file older than the
+// mark (exported before the catalog) is kept, and so is one older than
+// the table's creation (a table dropped and created again after the mark).
 func TestOrphansOlderThanTheTablesHistory(t *testing.T) {
 	l, name, dir, data := orphanLake(t, true)
 	ctx := context.Background()
@@ -68,8 +70,13 @@ func TestOrphansOlderThanTheTablesHistory(t *testing.T) {
 	if err != nil || !marked {
 		t.Fatalf("the lake's catalog mark: marked %v, error %v", marked, err)
 	}
-	orphan := writeAt(t, filepath.Join(dir, "compact-dead-000-000.parquet"), data, since)
+	// The table says it was created at the mark's time (it is, within
+	// the first run): a file half a minute older is not its orphan,
+	// though the mark's margin alone would take it for one.
+	created := since
+	orphan := writeAt(t, filepath.Join(dir, "compact-dead-000-000.parquet"), data, created)
 	preCatalog := writeAt(t, filepath.Join(dir, "part-y-00000000000000000000.parquet"), data, since.Add(-time.Hour))
+	preTable := writeAt(t, filepath.Join(dir, "part-z-00000000000000000000.parquet"), data, since.Add(-30*time.Second))
 
 	// Keep one metadata file in the log, then expire every snapshot
 	// but the newest.
@@ -79,7 +86,8 @@ func TestOrphansOlderThanTheTablesHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	txn := tbl.NewTransaction()
-	if err := txn.SetProperties(iceberg.Properties{table.MetadataPreviousVersionsMaxKey: "1"}); err != nil {
+	if err := txn.SetProperties(iceberg.Properties{table.MetadataPreviousVersionsMaxKey: "1",
+		tables.PropCreatedAt: created.Format(time.RFC3339Nano)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := txn.Commit(ctx); err != nil {
@@ -101,8 +109,8 @@ func TestOrphansOlderThanTheTablesHistory(t *testing.T) {
 			history = ts
 		}
 	}
-	if !history.Truncate(time.Second).After(since) {
-		t.Fatalf("the table's history starts at %v, not in a second after the orphan's (%v): the test proves nothing", history, since)
+	if !history.Truncate(time.Second).After(created) {
+		t.Fatalf("the table's history starts at %v, not in a second after the orphan's (%v): the test proves nothing", history, created)
 	}
 
 	cfg = l.config(t, p)
@@ -114,8 +122,8 @@ func TestOrphansOlderThanTheTablesHistory(t *testing.T) {
 	if sum.Orphans != 1 || exists(orphan) {
 		t.Errorf("removed %d orphans; the one older than the table's history exists: %v", sum.Orphans, exists(orphan))
 	}
-	if !exists(preCatalog) {
-		t.Error("removed a file older than the lake's catalog mark")
+	if !exists(preCatalog) || !exists(preTable) {
+		t.Errorf("removed a file older than the lake's catalog mark (%v) or one older than the table (%v)", !exists(preCatalog), !exists(preTable))
 	}
 }
 
@@ -226,5 +234,99 @@ func TestSinkReachedAnotherWay(t *testing.T) {
 				t.Fatalf("%s was deleted", f)
 			}
 		}
+	}
+}
+
+// An exporter commits a round while the pass lists the intents again
+// for orphan removal, after the pass's own commit: the round's files are
+// in neither the listing nor the table the commit left, so orphan removal
+// must read the table anew, after the listing.
+func TestOrphanRemovalReadsTheTableAfterItsListing(t *testing.T) {
+	l, name, dir, _ := orphanLake(t, false)
+	ctx := context.Background()
+	calls := 0
+	var hookErr error
+	stream := genStream(t, 60, 11, time.Date(2026, 7, 13, 10, 0, 0, 0, time.UTC))
+	hooked := &countingList{Local: l.st, after: func(prefix string) {
+		if !strings.HasPrefix(prefix, "_checkpoints/intents") {
+			return
+		}
+		if calls++; calls != 2 { // the first is compaction's
+			return
+		}
+		start := time.Now()
+		l.export(t, 0, stream)
+		// Old enough for any orphan age: only the listing and the table
+		// can tell that they are the round's.
+		hookErr = filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+			if err == nil && !info.IsDir() && !info.ModTime().Before(start) {
+				old := start.Add(-time.Hour)
+				return os.Chtimes(p, old, old)
+			}
+			return err
+		})
+	}}
+	cfg := l.config(t, l.open(t))
+	cfg.Store, cfg.OrphanAge, cfg.Tables = hooked, time.Nanosecond, []string{name}
+	cfg.ExpireAfter, cfg.KeepSnapshots = time.Hour, 100 // a commit, no expiry
+	if _, err := maintain.Run(ctx, cfg); err != nil || hookErr != nil {
+		t.Fatal(err, hookErr)
+	}
+	if calls < 2 {
+		t.Fatalf("the intents were listed %d times, want a second listing for orphan removal", calls)
+	}
+	files, _ := liveFiles(t, l.open(t), name)
+	for _, fs := range files {
+		for _, f := range fs {
+			if !exists(strings.TrimPrefix(f, "file://")) {
+				t.Fatalf("%s, a file of the table, was deleted as an orphan", f)
+			}
+		}
+	}
+}
+
+// countingList is a store that calls after each listing.
+type countingList struct {
+	*store.Local
+	after func(prefix string)
+}
+
+func (c *countingList) List(ctx context.Context, prefix string) ([]string, error) {
+	keys, err := c.Local.List(ctx, prefix)
+	c.after(prefix)
+	return keys, err
+}
+
+// A partition's corrupt checkpoint does not stop maintenance: its intents
+// count as pending (their files neither compacted nor orphans) until the
+// checkpoint is rebuilt.
+func TestCorruptCheckpointKeepsItsIntentsPending(t *testing.T) {
+	l, name, _, _ := orphanLake(t, false)
+	ctx := context.Background()
+	files, _ := liveFiles(t, l.open(t), name)
+	var file string
+	for _, fs := range files {
+		if len(fs) > 1 {
+			file = strings.TrimPrefix(fs[0], "file://")
+		}
+	}
+	if file == "" {
+		t.Fatal("no folder of several files")
+	}
+	rel, _ := filepath.Rel(l.dir, file)
+	if _, err := checkpoint.WriteIntent(ctx, l.st, "broken", 0, []string{filepath.ToSlash(rel)}, "run-broken"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.st.Put(ctx, checkpoint.Key("broken"), []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := l.config(t, l.open(t))
+	cfg.ExpireAfter, cfg.KeepSnapshots, cfg.OrphanAge, cfg.Tables = time.Nanosecond, 1, time.Nanosecond, []string{name}
+	sum, err := maintain.Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("a corrupt checkpoint of another partition failed the pass: %v", err)
+	}
+	if sum.FilesRewritten == 0 || !exists(file) {
+		t.Errorf("rewrote %d files; the pending file exists: %v (want others compacted, it kept)", sum.FilesRewritten, exists(file))
 	}
 }

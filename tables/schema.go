@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -24,6 +25,11 @@ const (
 	propPrefix = "lakehouse-exporter."
 	// PropSourceTable is the source's qualified name (table property).
 	PropSourceTable = propPrefix + "source-table"
+	// PropCreatedAt is when the exporter created the table (RFC 3339):
+	// files in its folders older than that were exported before the table
+	// was, and are not its orphans (the metadata's own history starts
+	// later once expiry has cut it).
+	PropCreatedAt = propPrefix + "created-at"
 	// PropExporterVersion names the exporter version that created the
 	// table (table property).
 	PropExporterVersion = propPrefix + "version"
@@ -406,6 +412,7 @@ func (p *Publisher) createOptions(tv TableVersion, want *iceberg.Schema) ([]cata
 		"write.format.default":   "parquet",
 		PropSourceTable:          tv.Table,
 		PropExporterVersion:      p.cfg.ExporterVersion,
+		PropCreatedAt:            time.Now().UTC().Format(time.RFC3339Nano),
 		schemaProp(tv.Version):   "0",
 		"write.parquet.field-id": "true",
 		// Every round writes a metadata file per table it touches: a
