@@ -401,6 +401,9 @@ func (d *GoldenGate) table(t *ggTop, rec *Record) (*imageKeys, error) {
 		sch, _ := jsonparser.ParseString(t.schema)
 		tab, _ := jsonparser.ParseString(t.table)
 		rec.Table = joinQualified(cat, sch, tab)
+		if unpairedSurrogate(t.catalog) || unpairedSurrogate(t.schema) || unpairedSurrogate(t.table) {
+			return nil, Rejectf(ReasonMalformedJSON, "table name: %v", errUnpairedSurrogate)
+		}
 	}
 	if rec.Table == "" {
 		return nil, Rejectf(ReasonBadTableName, "record has no table name (field %q)", d.names.QualTable)
@@ -557,6 +560,11 @@ func (d *GoldenGate) columns(v []byte, rec *Record) error {
 		if vt != jsonparser.Object {
 			return Rejectf(ReasonBadMetadata, "column %q of %s is a %s, want an object", key, rec.Table, vt)
 		}
+		if bytes.ContainsRune(key, utf8.RuneError) {
+			// Read unescaped: an unpaired surrogate escape would read as
+			// U+FFFD, and two columns could read alike.
+			return Rejectf(ReasonBadMetadata, "column name %q of %s holds U+FFFD: an unpaired UTF-16 surrogate escape, or text that is not UTF-8", key, rec.Table)
+		}
 		c := Column{Name: string(key), Nullable: true}
 		if s, err := jsonparser.GetString(value, "type"); err == nil {
 			c.Type = s
@@ -599,6 +607,9 @@ func (d *GoldenGate) ddl(v []byte, rec *Record) error {
 		Schema:    get("object", "schema"),
 		Object:    get("object", "object"),
 		Statement: get("statement"),
+	}
+	if strings.ContainsRune(rec.DDL.Catalog+rec.DDL.Schema+rec.DDL.Object, utf8.RuneError) {
+		return Rejectf(ReasonMalformedJSON, "the DDL's object name holds U+FFFD: an unpaired UTF-16 surrogate escape, or text that is not UTF-8")
 	}
 	return nil
 }

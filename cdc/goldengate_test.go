@@ -1334,3 +1334,17 @@ func TestDuplicateFieldsAreRefused(t *testing.T) {
 		wantReject(t, d, in, cdc.ReasonMalformedJSON)
 	}
 }
+
+// TestMetadataNamesRefuseUnpairedSurrogates: a table named by its
+// catalog/schema/table fields, a metadata column and a DDL's object
+// escaping half of a surrogate pair are refused too.
+func TestMetadataNamesRefuseUnpairedSurrogates(t *testing.T) {
+	d, _ := cdc.NewGoldenGate(cdc.GoldenGateNames{})
+	for in, want := range map[string]cdc.Reason{
+		`{"catalog":"C","schema":"S\ud800","table":"T","op_type":"INSERT","op_ts":"2026-07-13T04:00:00Z","after":{"A":1}}`:                                                cdc.ReasonMalformedJSON,
+		`{"op_type":"OBJECT_METADATA","qual_table":"S.T","columns":{"A\udc00\u0041":{"type":"string"}}}`:                                                                  cdc.ReasonBadMetadata,
+		`{"qual_table":"S.T","op_type":"DDL","op_ts":"2026-07-13T04:00:00Z","ddl":{"object":{"schema":"S\ud800","object":"T"},"statement":"ALTER TABLE T ADD B NUMBER"}}`: cdc.ReasonMalformedJSON,
+	} {
+		wantReject(t, d, in, want)
+	}
+}
