@@ -127,22 +127,6 @@ func TestOrphansOlderThanTheTablesHistory(t *testing.T) {
 	}
 }
 
-// listHook is a store that calls after once, when the pending intents
-// were first listed.
-type listHook struct {
-	*store.Local
-	once  sync.Once
-	after func()
-}
-
-func (h *listHook) List(ctx context.Context, prefix string) ([]string, error) {
-	keys, err := h.Local.List(ctx, prefix)
-	if strings.HasPrefix(prefix, "_checkpoints/intents") {
-		h.once.Do(h.after)
-	}
-	return keys, err
-}
-
 // An exporter writes an intent just after the pass listed the pending
 // intents, for a file it then uploads: orphan removal, with an orphan
 // age shorter than the pass, lists them again and spares the file.
@@ -150,12 +134,18 @@ func TestOrphanRemovalListsIntentsAgain(t *testing.T) {
 	l, name, dir, data := orphanLake(t, false)
 	ctx := context.Background()
 	uploaded := filepath.Join(dir, "part-late-00000000000000000000.parquet")
-	hooked := &listHook{Local: l.st, after: func() {
-		rel, _ := filepath.Rel(l.dir, uploaded)
-		if _, err := checkpoint.WriteIntent(ctx, l.st, "late", 0, []string{filepath.ToSlash(rel)}, "run-late"); err != nil {
-			t.Error(err)
+	var once sync.Once
+	hooked := &countingList{Local: l.st, after: func(prefix string) {
+		if !strings.HasPrefix(prefix, "_checkpoints/intents") {
+			return
 		}
-		writeAt(t, uploaded, data, time.Now())
+		once.Do(func() {
+			rel, _ := filepath.Rel(l.dir, uploaded)
+			if _, err := checkpoint.WriteIntent(ctx, l.st, "late", 0, []string{filepath.ToSlash(rel)}, "run-late"); err != nil {
+				t.Error(err)
+			}
+			writeAt(t, uploaded, data, time.Now())
+		})
 	}}
 	cfg := l.config(t, l.open(t))
 	cfg.Store, cfg.OrphanAge, cfg.Tables = hooked, time.Nanosecond, []string{name}
@@ -172,17 +162,7 @@ func TestOrphanRemovalListsIntentsAgain(t *testing.T) {
 func TestCoveredIntentIsNotPending(t *testing.T) {
 	l, name, _, _ := orphanLake(t, false)
 	ctx := context.Background()
-	files, _ := liveFiles(t, l.open(t), name)
-	var file string
-	for _, fs := range files {
-		if len(fs) > 1 { // a folder compaction rewrites
-			file = fs[0]
-		}
-	}
-	if file == "" {
-		t.Fatal("no folder of several files")
-	}
-	rel, _ := filepath.Rel(l.dir, strings.TrimPrefix(file, "file://"))
+	file, key := compactableFile(t, l, name)
 	cps, err := l.st.List(ctx, "_checkpoints/partitions/")
 	if err != nil || len(cps) == 0 {
 		t.Fatalf("checkpoints %v, error %v", cps, err)
@@ -192,7 +172,7 @@ func TestCoveredIntentIsNotPending(t *testing.T) {
 	if err != nil || !cp.Found {
 		t.Fatalf("checkpoint of %q: found %v, error %v", part, cp.Found, err)
 	}
-	if _, err := checkpoint.WriteIntent(ctx, l.st, part, 0, []string{filepath.ToSlash(rel)}, cp.Owner); err != nil {
+	if _, err := checkpoint.WriteIntent(ctx, l.st, part, 0, []string{key}, cp.Owner); err != nil {
 		t.Fatal(err)
 	}
 	cfg := l.config(t, l.open(t))
@@ -201,9 +181,9 @@ func TestCoveredIntentIsNotPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.SnapshotsExpired == 0 || exists(strings.TrimPrefix(file, "file://")) {
+	if sum.SnapshotsExpired == 0 || exists(file) {
 		t.Errorf("expired %d snapshots; the covered intent's file is still there: %v (want it compacted and deleted with its snapshots)",
-			sum.SnapshotsExpired, exists(strings.TrimPrefix(file, "file://")))
+			sum.SnapshotsExpired, exists(file))
 	}
 }
 
@@ -285,6 +265,26 @@ func TestOrphanRemovalReadsTheTableAfterItsListing(t *testing.T) {
 	}
 }
 
+// compactableFile returns a data file of the table in a folder of
+// several (one compaction rewrites), as a local path and as a sink key.
+func compactableFile(t *testing.T, l *lake, name string) (path, key string) {
+	t.Helper()
+	files, _ := liveFiles(t, l.open(t), name)
+	for _, fs := range files {
+		if len(fs) > 1 {
+			path = strings.TrimPrefix(fs[0], "file://")
+		}
+	}
+	if path == "" {
+		t.Fatal("no folder of several files")
+	}
+	rel, err := filepath.Rel(l.dir, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, filepath.ToSlash(rel)
+}
+
 // countingList is a store that calls after each listing.
 type countingList struct {
 	*store.Local
@@ -303,18 +303,8 @@ func (c *countingList) List(ctx context.Context, prefix string) ([]string, error
 func TestCorruptCheckpointKeepsItsIntentsPending(t *testing.T) {
 	l, name, _, _ := orphanLake(t, false)
 	ctx := context.Background()
-	files, _ := liveFiles(t, l.open(t), name)
-	var file string
-	for _, fs := range files {
-		if len(fs) > 1 {
-			file = strings.TrimPrefix(fs[0], "file://")
-		}
-	}
-	if file == "" {
-		t.Fatal("no folder of several files")
-	}
-	rel, _ := filepath.Rel(l.dir, file)
-	if _, err := checkpoint.WriteIntent(ctx, l.st, "broken", 0, []string{filepath.ToSlash(rel)}, "run-broken"); err != nil {
+	file, key := compactableFile(t, l, name)
+	if _, err := checkpoint.WriteIntent(ctx, l.st, "broken", 0, []string{key}, "run-broken"); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.st.Put(ctx, checkpoint.Key("broken"), []byte("{not json")); err != nil {

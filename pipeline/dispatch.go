@@ -90,8 +90,9 @@ func (r *runner) step(st *loopState, m *source.Message, err error, rec *cdc.Reco
 		return true, err
 	}
 	if m.Skip {
-		// Offsets without a record to export (transaction markers): read,
-		// so that a checkpoint covers them.
+		// Offsets without a record to export (transaction markers, an
+		// aborted transaction, records compaction removed): read, so that
+		// a checkpoint covers them.
 		ps.Read(m.Offset)
 		return false, nil
 	}

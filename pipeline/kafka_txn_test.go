@@ -13,7 +13,6 @@ import (
 	"github.com/lakehouse-exporter/lakehouse-exporter/source"
 	"github.com/lakehouse-exporter/lakehouse-exporter/store"
 	"github.com/segmentio/kafka-go"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestKafkaTransactions pins down what the exporter does with a
@@ -142,22 +141,8 @@ func testKafkaOnceLeavesAnOpenTransaction(t *testing.T, b kafkatest.Broker) {
 	kafkatest.ProduceTransactions(t, tp, []kafkatest.Transaction{{Lines: lines[:split], Commit: true}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	open, err := kgo.NewClient(kgo.SeedBrokers(tp.Addrs...), kgo.TransactionalID("open-"+tp.Name),
-		kgo.DefaultProduceTopic(tp.Name), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer open.Close()
-	if err := open.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	recs := make([]*kgo.Record, 0, len(lines)-split)
-	for _, l := range lines[split:] {
-		recs = append(recs, &kgo.Record{Value: l, Partition: 0})
-	}
-	if err := open.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	open := kafkatest.BeginTransaction(t, tp, "open")
+	open.Produce(t, lines[split:])
 
 	dir := t.TempDir()
 	local, _ := store.NewLocal(dir)
@@ -169,9 +154,7 @@ func testKafkaOnceLeavesAnOpenTransaction(t *testing.T, b kafkatest.Broker) {
 	}
 	checkExactlyOnce(t, dir, without(t, st, lines[split:]))
 
-	if err := open.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		t.Fatal(err)
-	}
+	open.End(t, true)
 	sum, err = runKafkaWith(ctx, t, kc, local, nil)
 	if err != nil || sum.Records != int64(len(lines)-split) {
 		t.Fatalf("drain after the commit: read %d records (error %v), want the %d of the transaction", sum.Records, err, len(lines)-split)
@@ -198,37 +181,14 @@ func testKafkaInterleavedAbortedTransactions(t *testing.T, b kafkatest.Broker) {
 	kafkatest.ProduceTransactions(t, tp, []kafkatest.Transaction{{Lines: lines[:q], Commit: true}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	producer := func(id string) *kgo.Client {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(tp.Addrs...), kgo.TransactionalID(id+"-"+tp.Name),
-			kgo.DefaultProduceTopic(tp.Name), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cl.Close)
-		if err := cl.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		return cl
-	}
-	produce := func(cl *kgo.Client, part [][]byte) {
-		for _, l := range part { // one at a time: the two producers' batches interleave
-			if err := cl.ProduceSync(ctx, &kgo.Record{Value: l, Partition: 0}).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	a, bb := producer("a"), producer("b")
+	a, bb := kafkatest.BeginTransaction(t, tp, "a"), kafkatest.BeginTransaction(t, tp, "b")
 	half := q / 2
-	produce(a, lines[q:q+half])
-	produce(bb, lines[q+half:2*q])
-	produce(a, lines[2*q:2*q+half])
-	produce(bb, lines[2*q+half:3*q])
-	if err := bb.EndTransaction(ctx, kgo.TryAbort); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.EndTransaction(ctx, kgo.TryAbort); err != nil {
-		t.Fatal(err)
-	}
+	a.Produce(t, lines[q:q+half])
+	bb.Produce(t, lines[q+half:2*q])
+	a.Produce(t, lines[2*q:2*q+half])
+	bb.Produce(t, lines[2*q+half:3*q])
+	bb.End(t, false) // b aborts first,
+	a.End(t, false)  // a, which began first, after it
 	kafkatest.ProduceTransactions(t, tp, []kafkatest.Transaction{{Lines: lines[3*q:], Commit: true}})
 
 	dir := t.TempDir()

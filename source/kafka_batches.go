@@ -125,39 +125,31 @@ func (w *batchWalker) walk(raw []byte, from int64, aborted []kmsg.FetchResponseT
 			// would be exported twice
 			continue
 		}
-		if control || b.NumRecords == 0 || (committed && b.Attributes&attrTransactional != 0 && w.aborting[b.ProducerID]) {
-			if !visit(nil, last, true) {
-				return next, true, nil
+		abortedTxn := committed && b.Attributes&attrTransactional != 0 && w.aborting[b.ProducerID]
+		if !control && !abortedTxn {
+			recs, err := w.records(b)
+			if err != nil {
+				return next, false, err
 			}
-			next = last + 1
-			continue
-		}
-		recs, err := w.records(b)
-		if err != nil {
-			return next, false, err
-		}
-		for range b.NumRecords {
-			n, size := binary.Varint(recs)
-			if size <= 0 || n < 0 || n > int64(len(recs)-size) {
-				return next, false, fmt.Errorf("record batch at offset %d: a record's length runs past the batch", b.FirstOffset)
+			for range b.NumRecords {
+				if recs, err = w.nextRecord(b, recs); err != nil {
+					return next, false, err
+				}
+				at := b.FirstOffset + int64(w.rec.OffsetDelta)
+				if at < next {
+					continue
+				}
+				if !visit(w.rec.Value, at, false) {
+					return at + 1, true, nil
+				}
+				next = at + 1
 			}
-			if err := w.rec.UnsafeReadFrom(recs[:size+int(n)]); err != nil {
-				return next, false, fmt.Errorf("record batch at offset %d: %w", b.FirstOffset, err)
-			}
-			recs = recs[size+int(n):]
-			at := b.FirstOffset + int64(w.rec.OffsetDelta)
-			if at < next {
-				continue
-			}
-			if !visit(w.rec.Value, at, false) {
-				return at + 1, true, nil
-			}
-			next = at + 1
 		}
 		if next <= last {
-			// Compaction removed the batch's last records: their offsets
-			// are read too, or the partition's checkpoint would stay
-			// short of its end.
+			// Offsets without a record to export: a marker, an aborted
+			// transaction's records, or records compaction removed. They
+			// are read too, or the partition's checkpoint would stay short
+			// of its end.
 			if !visit(nil, last, true) {
 				return next, true, nil
 			}
@@ -197,12 +189,21 @@ func (w *batchWalker) controlKind(b *kmsg.RecordBatch) (int16, bool) {
 	if err != nil {
 		return 0, false
 	}
-	n, size := binary.Varint(recs)
-	if size <= 0 || n < 0 || n > int64(len(recs)-size) {
-		return 0, false
-	}
-	if err := w.rec.UnsafeReadFrom(recs[:size+int(n)]); err != nil || len(w.rec.Key) < 4 {
+	if _, err := w.nextRecord(b, recs); err != nil || len(w.rec.Key) < 4 {
 		return 0, false
 	}
 	return int16(binary.BigEndian.Uint16(w.rec.Key[2:4])), true
+}
+
+// nextRecord reads the record recs begins with into w.rec and returns
+// the records after it.
+func (w *batchWalker) nextRecord(b *kmsg.RecordBatch, recs []byte) ([]byte, error) {
+	n, size := binary.Varint(recs)
+	if size <= 0 || n < 0 || n > int64(len(recs)-size) {
+		return nil, fmt.Errorf("record batch at offset %d: a record's length runs past the batch", b.FirstOffset)
+	}
+	if err := w.rec.UnsafeReadFrom(recs[:size+int(n)]); err != nil {
+		return nil, fmt.Errorf("record batch at offset %d: %w", b.FirstOffset, err)
+	}
+	return recs[size+int(n):], nil
 }

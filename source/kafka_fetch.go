@@ -54,8 +54,9 @@ type partitionFetcher struct {
 	wire         *trackedConn
 	fetchVersion int16
 	correlation  int32
-	request      []byte // reused
-	response     []byte // the last fetch response, reused
+	format       *kmsg.RequestFormatter // with the client id
+	request      []byte                 // reused
+	response     []byte                 // the last fetch response, reused
 	walker       batchWalker
 	// readTimeout bounds reading a response once the broker's wait is
 	// over; zero means messageReadTimeout.
@@ -80,17 +81,17 @@ const (
 	// messageReadTimeout bounds reading a fetch response once the
 	// broker's wait is over, as kafka.Reader's ReadBatchTimeout.
 	messageReadTimeout = 10 * time.Second
-	// fetchAPIKey is the Fetch API's key; minFetchVersion is the first
-	// with isolation levels and the list of aborted transactions (Kafka
-	// 0.11), maxFetchVersion the last before flexible versions, which
-	// need nothing these fetches use.
 	// responseMaxBytes bounds a fetch response, beside four times
 	// MaxBytes: a record batch larger than MaxBytes comes whole, up to
 	// the topic's max.message.bytes.
 	responseMaxBytes = 256 << 20
-	fetchAPIKey      = 1
-	minFetchVersion  = 4
-	maxFetchVersion  = 11
+	// fetchAPIKey is the Fetch API's key; minFetchVersion is the first
+	// with isolation levels and the list of aborted transactions (Kafka
+	// 0.11), maxFetchVersion the last before flexible versions, which
+	// need nothing these fetches use.
+	fetchAPIKey     = 1
+	minFetchVersion = 4
+	maxFetchVersion = 11
 	// arenaBytes is the size of an arena (partitionFetcher.arena): one
 	// allocation for about a hundred records of a few hundred bytes.
 	arenaBytes = 32 << 10
@@ -127,6 +128,7 @@ func (f *partitionFetcher) connect(ctx context.Context) error {
 			continue
 		}
 		f.conn, f.wire = c, f.conns.lastDialed()
+		f.format = kmsg.NewRequestFormatter(kmsg.FormatterClientID(f.clientID))
 		if f.fetchVersion, err = f.negotiate(); err != nil {
 			f.close()
 			return err
@@ -345,7 +347,7 @@ func (f *partitionFetcher) fetch(offset int64) (*kmsg.FetchResponseTopicPartitio
 	req.Topics = []kmsg.FetchRequestTopic{topic}
 
 	f.correlation++
-	f.request = kmsg.NewRequestFormatter(kmsg.FormatterClientID(f.clientID)).AppendRequest(f.request[:0], req, f.correlation)
+	f.request = f.format.AppendRequest(f.request[:0], req, f.correlation)
 	f.wire.SetWriteDeadline(time.Now().Add(messageReadTimeout))
 	if _, err := f.wire.Conn.Write(f.request); err != nil {
 		return nil, err

@@ -112,7 +112,7 @@ func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger, obs maintai
 	if orphanAge == 0 {
 		orphanAge = -1
 	}
-	since, err := publishedSince(ctx, st, orphanAge, logger)
+	since, err := publishedSince(ctx, st, orphanAge > 0, logger)
 	if err != nil {
 		return maintain.Summary{}, err
 	}
@@ -133,12 +133,12 @@ func (c *maintainCmd) pass(ctx context.Context, logger *slog.Logger, obs maintai
 // removed, when the lake has no mark: a lake whose publishing was stopped
 // (its mark deleted) holds files that never reached the tables, which
 // would pass for orphans.
-func publishedSince(ctx context.Context, st pipeline.Store, orphanAge time.Duration, logger *slog.Logger) (time.Time, error) {
+func publishedSince(ctx context.Context, st pipeline.Store, removesOrphans bool, logger *slog.Logger) (time.Time, error) {
 	since, marked, err := pipeline.PublishedSince(ctx, st)
 	if err != nil {
 		return time.Time{}, err
 	}
-	if !marked && orphanAge > 0 {
+	if !marked && removesOrphans {
 		logger.Warn("orphan files are not removed: the lake has no catalog mark (_checkpoints/iceberg-catalog.json), so files exported without the catalog cannot be told from orphans; an exporter run with the catalog marks it")
 	}
 	return since, nil
@@ -201,7 +201,7 @@ func (r *runCmd) scheduleMaintenance(ctx context.Context, cfg pipeline.Config, l
 		if m, ok := cfg.Observer.(*metrics.Metrics); ok { // --metrics-addr: the exporter_maintain_* series too
 			obs = maintainObserver{m}
 		}
-		since, err := publishedSince(ctx, st, 24*time.Hour, log)
+		since, err := publishedSince(ctx, st, true, log)
 		if err != nil {
 			log.Error("maintenance pass not run: cannot read the lake's catalog mark; the next tick tries again", "error", err)
 			return
