@@ -392,6 +392,53 @@ func (k *Kafka) Ack(ctx context.Context, offsets map[string]int64) error {
 	return nil
 }
 
+// keepStart keeps where a partition without a position starts, at the
+// latest offset: a Kafka consumer commits its position even when it read
+// nothing, and so must the exporter, or each run would start at the
+// latest offset again and skip what was written since the last one. Past
+// offset 0 that is a position-only message before the start, which the
+// pipeline checkpoints (and acknowledges) like any read; at 0 there is no
+// offset before it, and the start is committed to the group. It returns
+// false when the generation ended.
+func (k *Kafka) keepStart(ctx context.Context, genID int32, topic string, partition int, name string, start int64) bool {
+	if start > 0 {
+		return k.emit(ctx, kafkaEvent{msgs: []Message{{Skip: true, Partition: name, Offset: start - 1, Origin: name, Sep: '@', Lag: -1}}, gen: genID})
+	}
+	k.mu.Lock()
+	gen := k.gen
+	k.mu.Unlock()
+	if gen == nil || gen.ID != genID {
+		return ctx.Err() == nil
+	}
+	if err := gen.CommitOffsets(map[string]map[int]int64{topic: {partition: start}}); err != nil && ctx.Err() == nil {
+		k.log.Warn("could not commit where an empty partition starts: if the group has no offset for it at the next run, "+
+			"that run starts at the latest offset again and skips what was written to it in between (use --kafka-start earliest to rule this out)",
+			"group", k.cfg.Group, "partition", name, "error", err)
+	}
+	return ctx.Err() == nil
+}
+
+// lastStableOffset reads a partition's last stable offset: the first
+// offset of its oldest open transaction, or its high watermark.
+func (k *Kafka) lastStableOffset(ctx context.Context, topic string, partition int) (int64, error) {
+	c, done := k.client()
+	defer done()
+	res, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{IsolationLevel: kafka.ReadCommitted,
+		Topics: map[string][]kafka.OffsetRequest{topic: {kafka.LastOffsetOf(partition)}}})
+	if err != nil {
+		return 0, fmt.Errorf("read the last stable offset: %w", err)
+	}
+	for _, p := range res.Topics[topic] {
+		if p.Partition == partition {
+			if p.Error != nil {
+				return 0, fmt.Errorf("read the last stable offset: %w", p.Error)
+			}
+			return p.LastOffset, nil
+		}
+	}
+	return 0, errors.New("read the last stable offset: the broker's answer does not list the partition")
+}
+
 // Close leaves the group.
 func (k *Kafka) Close() error {
 	k.cancel()
@@ -703,6 +750,9 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 	f := &partitionFetcher{dialer: conns.dialer(k.cfg.Dialer), conns: &conns, brokers: k.cfg.Brokers, topic: topic, partition: partition, name: name,
 		minBytes: k.cfg.MinBytes, maxBytes: k.cfg.MaxBytes, maxWait: k.cfg.MaxWait, readUncommitted: k.cfg.ReadUncommitted,
 		clientID: k.cfg.ClientID, log: k.log}
+	if !k.cfg.ReadUncommitted {
+		f.lastStable = func(ctx context.Context) (int64, error) { return k.lastStableOffset(ctx, topic, partition) }
+	}
 	// A fetch waits on its socket up to MaxWait for records: cutting the
 	// sockets ends it at once when the generation ends or the source
 	// closes, instead of every rebalance and Close paying that wait.
@@ -724,13 +774,26 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 			signal()
 		}
 	}()
-	if hw == 0 || (hw > 0 && (start >= hw || start == kafka.LastOffset)) {
+	if (hw == 0 && start != kafka.LastOffset) || (hw > 0 && start >= hw) {
 		// nothing to read up to the watermark seen at start
 		signal()
 		<-ctx.Done()
 		return
 	}
 	offset, err := f.resolve(ctx, start)
+	if err == nil && start == kafka.LastOffset {
+		// A partition without a position, starting at the latest offset:
+		// the start is kept, else every run would start at the latest
+		// offset again and skip what was written since the last one.
+		if !k.keepStart(ctx, genID, topic, partition, name, offset) {
+			return
+		}
+		if hw == 0 {
+			signal()
+			<-ctx.Done()
+			return
+		}
+	}
 	for {
 		var ret *errRetention
 		if errors.As(err, &ret) {

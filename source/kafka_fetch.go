@@ -45,8 +45,13 @@ type partitionFetcher struct {
 	// readUncommitted exports the records of open and aborted
 	// transactions too (Kafka's read_uncommitted isolation).
 	readUncommitted bool
-	clientID        string
-	log             *slog.Logger
+	// lastStable reads the partition's last stable offset, where a
+	// partition that starts at the latest offset starts when reading
+	// committed (as a Kafka consumer does): the committed records of a
+	// transaction open at that moment are then read.
+	lastStable func(context.Context) (int64, error)
+	clientID   string
+	log        *slog.Logger
 
 	conn *kafka.Conn
 	// wire is the connection under conn, past TLS and SASL, on which the
@@ -170,6 +175,9 @@ func (f *partitionFetcher) negotiate() (int16, error) {
 func (f *partitionFetcher) resolve(ctx context.Context, offset int64) (int64, error) {
 	for {
 		first, last, err := f.offsets(ctx)
+		if err == nil && offset == kafka.LastOffset && f.lastStable != nil {
+			last, err = f.lastStable(ctx)
+		}
 		if err == nil {
 			switch {
 			case offset == kafka.FirstOffset:
