@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -134,15 +135,18 @@ func BenchmarkConvert(b *testing.B) {
 	}
 	b.Run("exporter-catalog", func(b *testing.B) {
 		b.ReportAllocs()
+		var commits commitClock
 		cpu0 := processCPU()
 		for i := 0; b.Loop(); i++ {
 			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
 			st, _ := store.NewLocal(dir)
 			cat := catalogFor(b, dir, i)
+			cat.Observer = &commits
 			exportWith(b, st, fromFile, func(c *pipeline.Config) { c.Catalog = &cat })
 			os.RemoveAll(dir)
 		}
 		report(b, cpu0)
+		commits.report(b)
 	})
 	// The tables exist already (created by an export before the clock
 	// starts): what every run after the first pays.
@@ -152,6 +156,8 @@ func BenchmarkConvert(b *testing.B) {
 		cat := catalogFor(b, warehouse, 0)
 		first, _ := store.NewLocal(filepath.Join(b.TempDir(), "first"))
 		exportWith(b, first, fromFile, func(c *pipeline.Config) { c.Catalog = &cat })
+		var commits commitClock
+		cat.Observer = &commits
 		cpu0 := processCPU()
 		for i := 0; b.Loop(); i++ {
 			dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
@@ -160,6 +166,7 @@ func BenchmarkConvert(b *testing.B) {
 			os.RemoveAll(dir)
 		}
 		report(b, cpu0)
+		commits.report(b)
 	})
 
 	// The same export to MinIO: uploads overlap decoding, so this should
@@ -285,4 +292,25 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// commitClock counts the Iceberg commits of a benchmark's runs and sums
+// their latencies: the commit latency per table per round.
+type commitClock struct {
+	n, nanos atomic.Int64
+}
+
+func (c *commitClock) IcebergCommitted(_ string, _ int64, _ time.Time, latency time.Duration) {
+	c.n.Add(1)
+	c.nanos.Add(int64(latency))
+}
+
+func (c *commitClock) IcebergConflict(string) {}
+
+// report gives the commits per run and their mean latency.
+func (c *commitClock) report(b *testing.B) {
+	if n := c.n.Load(); n > 0 {
+		b.ReportMetric(float64(n)/float64(b.N), "commits/run")
+		b.ReportMetric(float64(c.nanos.Load())/float64(n)/1e6, "commit-ms")
+	}
 }

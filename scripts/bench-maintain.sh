@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Measures `exporter maintain` on a lake of many small files: a generated
-# stream (BENCH_RECORDS records over BENCH_TABLES tables, default 200000
-# and 500) exported with --catalog sql (SQLite) in BENCH_ROUNDS commit
-# rounds (default 20; the input file grows by a slice per round, so each
+# stream (BENCH_RECORDS records over BENCH_TABLES tables, by default the
+# benchmark stream's 2,000,000 records (scripts/bench.sh) and 500)
+# exported with --catalog sql (SQLite) in BENCH_ROUNDS commit rounds
+# (default 20; the input file grows by a slice per round, so each
 # round adds a file per table it touches), then one maintenance pass that
 # compacts and expires every snapshot but the newest (so the replaced files
 # are deleted and glob scans count each row once). Prints files and bytes
@@ -18,7 +19,7 @@ if [ "${BENCH_SPARK:-1}" != 0 ]; then
   source scripts/spark.sh
   spark_install >/dev/null
 fi
-records=${BENCH_RECORDS:-200000}
+records=${BENCH_RECORDS:-2000000}
 tables=${BENCH_TABLES:-500}
 rounds=${BENCH_ROUNDS:-20}
 work=$(mktemp -d)
