@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Measures `exporter maintain` on a lake of many small files: a generated
 # stream (BENCH_RECORDS records over BENCH_TABLES tables, by default the
-# benchmark stream's 2,000,000 records (scripts/bench.sh) and 500)
+# benchmark stream's 2,000,000 records (scripts/bench.sh) and 500,
+# and BENCH_STEP of op_ts between records, 10ms by default; the issue's
+# stream of 600,000 records over three days is BENCH_RECORDS=600000
+# BENCH_STEP=430ms)
 # exported with --catalog sql (SQLite) in BENCH_ROUNDS commit rounds
 # (default 20; the input file grows by a slice per round, so each
 # round adds a file per table it touches), then one maintenance pass that
@@ -22,12 +25,13 @@ fi
 records=${BENCH_RECORDS:-2000000}
 tables=${BENCH_TABLES:-500}
 rounds=${BENCH_ROUNDS:-20}
+step=${BENCH_STEP:-10ms} # op_ts between records: 2,000,000 records span two dates
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/exporter" ./cmd/exporter
 go build -o "$work/genstream" ./tools/genstream
 go build -o "$work/duckq" ./tools/duckq
-"$work/genstream" -records "$records" -tables "$tables" -columns 12 -ddl-every $((records / 4)) -out "$work/all.jsonl"
+"$work/genstream" -records "$records" -tables "$tables" -columns 12 -ddl-every $((records / 4)) -step "$step" -out "$work/all.jsonl"
 lines=$(wc -l <"$work/all.jsonl")
 now() { date +%s.%N; }
 catalog() { echo --sink "file://$1" --catalog sql --catalog-uri "sqlite://$1.db"; }

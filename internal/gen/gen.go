@@ -30,8 +30,10 @@ type Options struct {
 	DDLEvery int
 	// UpdateRatio and DeleteRatio split the op mix; the rest are inserts.
 	UpdateRatio, DeleteRatio float64
-	// Start is op_ts of the first record; records are 10ms apart.
+	// Start is op_ts of the first record; records are Step apart
+	// (default 10ms).
 	Start time.Time
+	Step  time.Duration
 	// Track fills Stats.Expected.
 	Track bool
 	// Lines, when set, receives each line written (a copy).
@@ -94,6 +96,9 @@ func Write(w io.Writer, o Options) (Stats, error) {
 	}
 	if o.Start.IsZero() {
 		o.Start = time.Date(2026, 7, 13, 22, 0, 0, 0, time.UTC)
+	}
+	if o.Step <= 0 {
+		o.Step = 10 * time.Millisecond
 	}
 	if o.UpdateRatio == 0 && o.DeleteRatio == 0 {
 		o.UpdateRatio, o.DeleteRatio = 0.3, 0.1
@@ -184,7 +189,7 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		st.DML++
 		st.ByTable[t.name]++
 		st.ByTableOp[t.name][op]++
-		ts = ts.Add(10 * time.Millisecond)
+		ts = ts.Add(o.Step)
 	}
 	if err := bw.Flush(); err != nil {
 		return st, err

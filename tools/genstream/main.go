@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/lakehouse-exporter/lakehouse-exporter/internal/gen"
 )
@@ -25,6 +26,7 @@ func main() {
 	flag.IntVar(&o.DDLEvery, "ddl-every", 0, "add a column to a table every N records (0: never)")
 	flag.Float64Var(&o.UpdateRatio, "update-ratio", 0.3, "share of updates")
 	flag.Float64Var(&o.DeleteRatio, "delete-ratio", 0.1, "share of deletes")
+	flag.DurationVar(&o.Step, "step", 10*time.Millisecond, "op_ts between records (the stream spans records × step, from 22:00 UTC)")
 	flag.Parse()
 	var w io.Writer = os.Stdout
 	if *out != "-" {
