@@ -113,6 +113,12 @@ type Config struct {
 	// Observer, when set, is told about every commit and conflict, for
 	// metrics. Default: none.
 	Observer Observer
+	// TablesHeld, when set, is told how many tables the Publisher keeps
+	// the last state of, each time that number changes: about 150 KB a
+	// table that --max-buffer-bytes does not count, which the process
+	// allows for in its memory limit. It must be cheap and safe for
+	// concurrent use. Default: none.
+	TablesHeld func(n int)
 	// WrapCatalog, when set, wraps the catalog Open opened, and the
 	// Publisher works through what it returns: tests inject catalog
 	// failures with it (internal/catalogfail). Tables the wrapper loads or
@@ -482,6 +488,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Publisher, error)
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Publisher{cat: cat, opened: cat, cfg: cfg, log: log}
+	p.loaded.held = cfg.TablesHeld
 	if cfg.WrapCatalog != nil {
 		p.cat = cfg.WrapCatalog(cat)
 	}

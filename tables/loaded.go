@@ -20,6 +20,15 @@ import (
 type loadedTables struct {
 	mu     sync.Mutex
 	tables map[string]*table.Table
+	held   func(n int) // Config.TablesHeld
+}
+
+// counted tells held the number of tables kept; l.mu is held, so that
+// the last call has the last number.
+func (l *loadedTables) counted() {
+	if l.held != nil {
+		l.held(len(l.tables))
+	}
 }
 
 // identKey is a map key for an identifier (its parts may hold dots).
@@ -41,10 +50,14 @@ func (l *loadedTables) put(ident table.Identifier, tbl *table.Table) {
 		l.tables = make(map[string]*table.Table)
 	}
 	key := identKey(ident)
-	if old := l.tables[key]; old != nil && newer(old, tbl) {
+	old := l.tables[key]
+	if old != nil && newer(old, tbl) {
 		return // a load that started before a commit of ours finished after it
 	}
 	l.tables[key] = tbl
+	if old == nil {
+		l.counted()
+	}
 }
 
 // newer reports whether a is a later state of its table than b: by the
@@ -63,7 +76,10 @@ func newer(a, b *table.Table) bool {
 func (l *loadedTables) forget(ident table.Identifier) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.tables, identKey(ident))
+	if _, ok := l.tables[identKey(ident)]; ok {
+		delete(l.tables, identKey(ident))
+		l.counted()
+	}
 }
 
 // load returns the table as the catalog has it now, and remembers it.

@@ -42,3 +42,20 @@ func TestLoadedKeepsTheLaterState(t *testing.T) {
 		t.Errorf("kept the state updated at %d, want the later one at 2000", got.Metadata().LastUpdatedMillis())
 	}
 }
+
+// TestLoadedCountsTheTablesHeld: TablesHeld hears the number of tables
+// kept each time it changes (the process's memory limit follows it), not
+// for a newer state of a table already kept.
+func TestLoadedCountsTheTablesHeld(t *testing.T) {
+	var heard []int
+	l := loadedTables{held: func(n int) { heard = append(heard, n) }}
+	a, b := table.Identifier{"S", "A"}, table.Identifier{"S", "B"}
+	l.put(a, metadataAt(t, 1, 1_000))
+	l.put(b, metadataAt(t, 1, 1_000))
+	l.put(a, metadataAt(t, 2, 2_000)) // a newer state of a table kept
+	l.forget(b)
+	l.forget(b) // not kept any more
+	if want := []int{1, 2, 1}; fmt.Sprint(heard) != fmt.Sprint(want) {
+		t.Errorf("heard %v, want %v", heard, want)
+	}
+}

@@ -191,7 +191,9 @@ func (r *runCmd) scheduleMaintenance(ctx context.Context, cfg pipeline.Config, l
 		if ctx.Err() != nil {
 			return
 		}
-		pub, err := tables.Open(ctx, *cfg.Catalog, log)
+		tcfg := *cfg.Catalog
+		tcfg.TablesHeld = nil // the export's tables set the memory limit; a pass holds a few at a time
+		pub, err := tables.Open(ctx, tcfg, log)
 		if err != nil {
 			log.Error("maintenance pass not run: cannot open the Iceberg catalog; the next tick tries again", "error", err)
 			return

@@ -9,7 +9,8 @@ import (
 )
 
 // The budget becomes the Go memory limit, so that garbage does not double
-// the process; GOMEMLIMIT, when set, wins.
+// the process, plus what the tables of a catalog hold; GOMEMLIMIT, when
+// set, wins.
 func TestBudgetSetsTheGoMemoryLimit(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	args := func() []string {
@@ -24,6 +25,20 @@ func TestBudgetSetsTheGoMemoryLimit(t *testing.T) {
 		}
 		if got := debug.SetMemoryLimit(-1); got != 123456789 {
 			t.Errorf("memory limit %d, want the budget 123456789", got)
+		}
+	}
+
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		// With a catalog, the tables' states and the commits in flight
+		// are allowed for beside the budget.
+		debug.SetMemoryLimit(math.MaxInt64)
+		if code, _, stderr := runExporter(t, nil, append(args(), "--catalog", "hadoop")...); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		tablesPart := debug.SetMemoryLimit(-1) - 123456789 - catalogWorkBytes
+		if tablesPart <= 0 || tablesPart%tableStateBytes != 0 {
+			t.Errorf("memory limit with a catalog %d, want the budget 123456789, %d for the commits and %d for each table held",
+				tablesPart+123456789+catalogWorkBytes, catalogWorkBytes, tableStateBytes)
 		}
 	}
 
