@@ -395,14 +395,15 @@ func (k *Kafka) Ack(ctx context.Context, offsets map[string]int64) error {
 // keepStart keeps where a partition without a position starts, at the
 // latest offset: a Kafka consumer commits its position even when it read
 // nothing, and so must the exporter, or each run would start at the
-// latest offset again and skip what was written since the last one. Past
-// offset 0 that is a position-only message before the start, which the
-// pipeline checkpoints (and acknowledges) like any read; at 0 there is no
-// offset before it, and the start is committed to the group. It returns
-// false when the generation ended.
+// latest offset again and skip what was written since the last one. The
+// start is committed to the group at once (nothing of the partition is
+// read before it, so no acknowledgement of the pipeline can come first),
+// and past offset 0 it is also a position-only message before the start,
+// which the pipeline checkpoints like any read. It returns false when the
+// generation ended.
 func (k *Kafka) keepStart(ctx context.Context, genID int32, topic string, partition int, name string, start int64) bool {
-	if start > 0 {
-		return k.emit(ctx, kafkaEvent{msgs: []Message{{Skip: true, Partition: name, Offset: start - 1, Origin: name, Sep: '@', Lag: -1}}, gen: genID})
+	if start > 0 && !k.emit(ctx, kafkaEvent{msgs: []Message{{Skip: true, Partition: name, Offset: start - 1, Origin: name, Sep: '@', Lag: -1}}, gen: genID}) {
+		return false
 	}
 	k.mu.Lock()
 	gen := k.gen
@@ -411,9 +412,9 @@ func (k *Kafka) keepStart(ctx context.Context, genID int32, topic string, partit
 		return ctx.Err() == nil
 	}
 	if err := gen.CommitOffsets(map[string]map[int]int64{topic: {partition: start}}); err != nil && ctx.Err() == nil {
-		k.log.Warn("could not commit where an empty partition starts: if the group has no offset for it at the next run, "+
-			"that run starts at the latest offset again and skips what was written to it in between (use --kafka-start earliest to rule this out)",
-			"group", k.cfg.Group, "partition", name, "error", err)
+		k.log.Warn("could not commit where a partition without a committed offset starts; until a checkpoint holds it, "+
+			"a restart starts at the latest offset again and skips what was written in between (--kafka-start earliest rules this out)",
+			"group", k.cfg.Group, "partition", name, "offset", start, "error", err)
 	}
 	return ctx.Err() == nil
 }
@@ -784,7 +785,12 @@ func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partitio
 	if err == nil && start == kafka.LastOffset {
 		// A partition without a position, starting at the latest offset:
 		// the start is kept, else every run would start at the latest
-		// offset again and skip what was written since the last one.
+		// offset again and skip what was written since the last one. A
+		// drain starts no later than its watermark: what came after it
+		// is the next run's, and a start past it would skip that.
+		if hw >= 0 {
+			offset = min(offset, hw)
+		}
 		if !k.keepStart(ctx, genID, topic, partition, name, offset) {
 			return
 		}
