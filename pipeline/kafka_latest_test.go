@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"testing"
 	"time"
@@ -82,5 +83,46 @@ func testKafkaLatestStart(t *testing.T, b kafkatest.Broker) {
 			}
 			checkExactlyOnce(t, dir, st)
 		})
+	}
+}
+
+// TestKafkaLatestStartIsCommittedAtOnce: a continuous run that starts at
+// the latest offset commits its start to the group as soon as it has
+// the partition, not at its first commit round: killed before that
+// round, it would otherwise start at the latest offset again and skip
+// what was written in between.
+func TestKafkaLatestStartIsCommittedAtOnce(t *testing.T) {
+	kafkatest.Each(t, testKafkaLatestStartIsCommittedAtOnce)
+}
+
+func testKafkaLatestStartIsCommittedAtOnce(t *testing.T, b kafkatest.Broker) {
+	tp := b.Topic(t, 1)
+	var before [][]byte
+	if _, err := gen.Write(io.Discard, gen.Options{Records: 50, Tables: 1, Seed: 37, Lines: &before}); err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Produce(t, tp.Addrs, tp.Name, before, kafkatest.TableKey)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	local, _ := store.NewLocal(t.TempDir())
+	kc := source.KafkaConfig{Brokers: tp.Addrs, Topics: []string{tp.Name}, Group: tp.Group("g-latest-now"),
+		StartAt: "latest", MaxWait: 100 * time.Millisecond}
+	done := make(chan error, 1)
+	go func() {
+		_, err := runKafkaWith(runCtx, t, kc, local, nil)
+		done <- err
+	}()
+	committed := int64(-1)
+	for deadline := time.Now().Add(30 * time.Second); committed != int64(len(before)) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		committed = committedOffset(ctx, t, tp, kc.Group)
+	}
+	stop()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("run: %v", err)
+	}
+	if committed != int64(len(before)) {
+		t.Errorf("group offset %d while the run went on, want its start %d committed before any round", committed, len(before))
 	}
 }
