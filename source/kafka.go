@@ -1,7 +1,6 @@
 package source
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -392,54 +390,6 @@ func (k *Kafka) Ack(ctx context.Context, offsets map[string]int64) error {
 	return nil
 }
 
-// keepStart keeps where a partition without a position starts, at the
-// latest offset: a Kafka consumer commits its position even when it read
-// nothing, and so must the exporter, or each run would start at the
-// latest offset again and skip what was written since the last one. The
-// start is committed to the group at once (nothing of the partition is
-// read before it, so no acknowledgement of the pipeline can come first),
-// and past offset 0 it is also a position-only message before the start,
-// which the pipeline checkpoints like any read. It returns false when the
-// generation ended.
-func (k *Kafka) keepStart(ctx context.Context, genID int32, topic string, partition int, name string, start int64) bool {
-	if start > 0 && !k.emit(ctx, kafkaEvent{msgs: []Message{{Skip: true, Partition: name, Offset: start - 1, Origin: name, Sep: '@', Lag: -1}}, gen: genID}) {
-		return false
-	}
-	k.mu.Lock()
-	gen := k.gen
-	k.mu.Unlock()
-	if gen == nil || gen.ID != genID {
-		return ctx.Err() == nil
-	}
-	if err := gen.CommitOffsets(map[string]map[int]int64{topic: {partition: start}}); err != nil && ctx.Err() == nil {
-		k.log.Warn("could not commit where a partition without a committed offset starts; until a checkpoint holds it, "+
-			"a restart starts at the latest offset again and skips what was written in between (--kafka-start earliest rules this out)",
-			"group", k.cfg.Group, "partition", name, "offset", start, "error", err)
-	}
-	return ctx.Err() == nil
-}
-
-// lastStableOffset reads a partition's last stable offset: the first
-// offset of its oldest open transaction, or its high watermark.
-func (k *Kafka) lastStableOffset(ctx context.Context, topic string, partition int) (int64, error) {
-	c, done := k.client()
-	defer done()
-	res, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{IsolationLevel: kafka.ReadCommitted,
-		Topics: map[string][]kafka.OffsetRequest{topic: {kafka.LastOffsetOf(partition)}}})
-	if err != nil {
-		return 0, fmt.Errorf("read the last stable offset: %w", err)
-	}
-	for _, p := range res.Topics[topic] {
-		if p.Partition == partition {
-			if p.Error != nil {
-				return 0, fmt.Errorf("read the last stable offset: %w", p.Error)
-			}
-			return p.LastOffset, nil
-		}
-	}
-	return 0, errors.New("read the last stable offset: the broker's answer does not list the partition")
-}
-
 // Close leaves the group.
 func (k *Kafka) Close() error {
 	k.cancel()
@@ -737,122 +687,6 @@ const (
 	maxEventMessages = 128
 	eventsQueued     = 8
 )
-
-// drainCount counts the partitions of a Once generation still being read
-// up to their watermarks; cut is set by a reader that stopped short of
-// its watermark.
-type drainCount struct {
-	sync.WaitGroup
-	cut atomic.Bool
-}
-
-func (k *Kafka) consume(ctx context.Context, genID int32, topic string, partition int, name string, start, hw int64, drained *drainCount) {
-	var conns connCloser
-	f := &partitionFetcher{dialer: conns.dialer(k.cfg.Dialer), conns: &conns, brokers: k.cfg.Brokers, topic: topic, partition: partition, name: name,
-		minBytes: k.cfg.MinBytes, maxBytes: k.cfg.MaxBytes, maxWait: k.cfg.MaxWait, readUncommitted: k.cfg.ReadUncommitted,
-		clientID: k.cfg.ClientID, log: k.log}
-	if !k.cfg.ReadUncommitted {
-		f.lastStable = func(ctx context.Context) (int64, error) { return k.lastStableOffset(ctx, topic, partition) }
-	}
-	// A fetch waits on its socket up to MaxWait for records: cutting the
-	// sockets ends it at once when the generation ends or the source
-	// closes, instead of every rebalance and Close paying that wait.
-	stop := context.AfterFunc(ctx, conns.close)
-	defer func() {
-		stop()
-		conns.close()
-	}()
-	signalled := false
-	signal := func() { // the partition is read up to its watermark
-		if hw >= 0 && !signalled {
-			signalled = true
-			drained.Done()
-		}
-	}
-	defer func() {
-		if hw >= 0 && !signalled {
-			drained.cut.Store(true) // before Done: the waiter reads it after Wait
-			signal()
-		}
-	}()
-	if (hw == 0 && start != kafka.LastOffset) || (hw > 0 && start >= hw) {
-		// nothing to read up to the watermark seen at start
-		signal()
-		<-ctx.Done()
-		return
-	}
-	offset, err := f.resolve(ctx, start)
-	if err == nil && start == kafka.LastOffset {
-		// A partition without a position, starting at the latest offset:
-		// the start is kept, else every run would start at the latest
-		// offset again and skip what was written since the last one. A
-		// drain starts no later than its watermark: what came after it
-		// is the next run's, and a start past it would skip that.
-		if hw >= 0 {
-			offset = min(offset, hw)
-		}
-		if !k.keepStart(ctx, genID, topic, partition, name, offset) {
-			return
-		}
-		if hw == 0 {
-			signal()
-			<-ctx.Done()
-			return
-		}
-	}
-	for {
-		var ret *errRetention
-		if errors.As(err, &ret) {
-			// Nothing the exporter accepted is lost, but the records were
-			// never read: say so loudly, and go on with what is there.
-			k.log.Error("kafka records expired before export", "group", k.cfg.Group, "partition", name,
-				"first_missing", ret.from, "last_missing", ret.first-1, "error", ret.Error())
-			offset, err = ret.first, nil
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			if k.topicGone(ctx, topic, partition) {
-				// The pipeline gives the partition up with the others when
-				// the watcher, asked now, makes the group rejoin without it.
-				k.log.Warn("kafka topic deleted: giving up its partition; the other topics go on", "group", k.cfg.Group, "partition", name, "error", err)
-				k.refreshSoon()
-				signal()
-				<-ctx.Done()
-				return
-			}
-			k.emit(ctx, kafkaEvent{err: fmt.Errorf("kafka %s: %w", name, err)})
-			return
-		}
-		if hw > 0 && offset >= hw {
-			signal()
-			<-ctx.Done()
-			return
-		}
-		offset, err = f.next(ctx, offset, func(msgs []Message) bool {
-			if hw > 0 {
-				// Once mode: what was produced after the drain started
-				// waits for the next run.
-				n, _ := slices.BinarySearchFunc(msgs, hw, func(m Message, hw int64) int { return cmp.Compare(m.Offset, hw) })
-				if msgs = msgs[:n:n]; len(msgs) == 0 {
-					return false
-				}
-			}
-			return k.emit(ctx, kafkaEvent{msgs: msgs, gen: genID})
-		})
-		if ctx.Err() != nil {
-			// The generation ended: what the fetch read past the last
-			// event handed over was not delivered, so the partition is
-			// not drained however far the fetch went (see the deferred
-			// cut above).
-			return
-		}
-		if hw > 0 && offset >= hw {
-			err = nil // reached the watermark: whatever cut the fetch short does not matter
-		}
-	}
-}
 
 // PerPartitionCatalog tells the pipeline that partitions resume from a
 // stored offset, so each keeps its own schema catalog in its checkpoint.

@@ -51,33 +51,49 @@ const (
 
 // startWatermarks reads the high watermark of every partition of set.
 func (k *Kafka) startWatermarks(ctx context.Context, set topicSet) (map[string]int64, error) {
+	parts := map[string][]int{}
+	for topic, n := range set {
+		for p := range n {
+			parts[topic] = append(parts[topic], p)
+		}
+	}
+	hw, err := k.endOffsets(ctx, parts)
+	if err != nil {
+		return nil, fmt.Errorf("read the high watermarks of %s: %w", strings.Join(set.names(), ","), err)
+	}
+	return hw, nil
+}
+
+// endOffsets reads where each of parts (partitions by topic) ends for
+// this source: reading committed, its last stable offset (records past it
+// belong to transactions still open); else its high watermark. The keys
+// are partition names.
+func (k *Kafka) endOffsets(ctx context.Context, parts map[string][]int) (map[string]int64, error) {
 	c, done := k.client()
 	defer done()
 	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
 	if !k.cfg.ReadUncommitted {
-		// The last stable offset: records past it belong to transactions
-		// still open, which this drain does not wait for.
 		req.IsolationLevel = kafka.ReadCommitted
 	}
-	for topic, n := range set {
-		for p := range n {
+	for topic, ps := range parts {
+		for _, p := range ps {
 			req.Topics[topic] = append(req.Topics[topic], kafka.LastOffsetOf(p))
 		}
 	}
 	res, err := c.ListOffsets(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("read the high watermarks of %s: %w", strings.Join(set.names(), ","), err)
+		return nil, err
 	}
-	hw := map[string]int64{}
+	ends := map[string]int64{}
 	for topic, ps := range res.Topics {
 		for _, p := range ps {
 			if p.Error != nil {
-				return nil, fmt.Errorf("read the high watermark of %s: %w", KafkaPartitionName(topic, p.Partition), p.Error)
+				return nil, fmt.Errorf("%s: %w", KafkaPartitionName(topic, p.Partition), p.Error)
 			}
-			hw[KafkaPartitionName(topic, p.Partition)] = p.LastOffset
+			ends[KafkaPartitionName(topic, p.Partition)] = p.LastOffset
 		}
 	}
-	return hw, nil
+	return ends, nil
 }
 
 // watermarksRead is what startWatermarks returned.
