@@ -40,3 +40,27 @@ func TestAvroSchemasAreCompiledOnce(t *testing.T) {
 		t.Fatal("a malformed schema parsed the second time: an error must not be kept as a schema")
 	}
 }
+
+// TestAvroSchemaRootsAreIndependent: the copy of twmb/avro decodes a
+// schema's JSON once for Schema.Root; every caller must still get nodes
+// of its own, free to change.
+func TestAvroSchemaRootsAreIndependent(t *testing.T) {
+	const schema = `{"type":"record","name":"r","fields":[{"name":"a","type":"long","field-id":1,"doc":"first"}]}`
+	s, err := avro.Parse(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := s.Root()
+	first.Fields[0].Name = "changed"
+	first.Fields[0].Props["field-id"] = int64(99)
+	second := s.Root()
+	if got := second.Fields[0].Name; got != "a" {
+		t.Fatalf("second root's field is %q: a change to the first root reached it", got)
+	}
+	if got := second.Fields[0].Props["field-id"]; got != int64(1) {
+		t.Fatalf("second root's field-id is %v: a change to the first root's properties reached it", got)
+	}
+	if got := second.Fields[0].Doc; got != "first" {
+		t.Fatalf("second root's doc is %q", got)
+	}
+}

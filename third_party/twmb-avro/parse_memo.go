@@ -49,3 +49,44 @@ func parseMemoized(schema string) (*Schema, error) {
 	}
 	return s, nil
 }
+
+// rootJSON keeps a Schema's JSON decoded once for Schema.Root, which
+// iceberg-go calls at every manifest it opens: decoding the JSON was half
+// of Root's cost. Each call gets its own copy of the tree, since the
+// nodes Root builds may hold parts of it (properties, defaults) that
+// their caller is free to change.
+type rootJSON struct {
+	once sync.Once
+	v    any
+	err  error
+}
+
+func (r *rootJSON) tree(full string) (any, error) {
+	r.once.Do(func() { r.v, r.err = unmarshalAnyPreservePrecision(full) })
+	if r.err != nil {
+		return nil, r.err
+	}
+	return cloneJSONValue(r.v), nil
+}
+
+// cloneJSONValue copies a tree of the values unmarshalAnyPreservePrecision
+// returns: maps and slices are copied, the rest (numbers, strings, bools,
+// nil) are values.
+func cloneJSONValue(v any) any {
+	switch tv := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(tv))
+		for k, val := range tv {
+			out[k] = cloneJSONValue(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(tv))
+		for i, val := range tv {
+			out[i] = cloneJSONValue(val)
+		}
+		return out
+	default:
+		return v
+	}
+}
