@@ -1352,13 +1352,14 @@ func (deflateCodec) Close() error { return nil }
 
 func (c deflateCodec) Compress(src []byte) ([]byte, error) {
 	var buf bytes.Buffer
-	w, err := flate.NewWriter(&buf, c.level)
+	w, err := pooledDeflateWriter(&buf, c.level)
 	if err != nil {
 		return nil, err
 	}
 	// bytes.Buffer.Write never errors, so neither will flate's Write/Close.
 	w.Write(src)
 	w.Close()
+	releaseDeflateWriter(w, c.level)
 	return buf.Bytes(), nil
 }
 
@@ -1367,8 +1368,8 @@ func (c deflateCodec) Decompress(src []byte) ([]byte, error) {
 }
 
 func (deflateCodec) DecompressBounded(src []byte, max int64) ([]byte, error) {
-	r := flate.NewReader(bytes.NewReader(src))
-	defer r.Close()
+	r := pooledDeflateReader(bytes.NewReader(src))
+	defer releaseDeflateReader(r)
 	if max <= 0 {
 		// flate.NewReader streams without a header length, so io.ReadAll grows
 		// unbounded — a deflate "zip bomb" decompresses to arbitrary size. Only
