@@ -7,15 +7,16 @@
 # BENCH_STEP=430ms)
 # exported with --catalog sql (SQLite) in BENCH_ROUNDS commit rounds
 # (default 20; the input file grows by a slice per round, so each
-# round adds a file per table it touches), then one maintenance pass that
-# compacts and expires every snapshot but the newest (so the replaced files
-# are deleted and glob scans count each row once). Prints files and bytes
-# of the tables' folders before and after, the pass's time, its MB/s
-# (bytes of the files replaced) and rows/s, the exporter's own records/s on
-# the whole stream in one run (same machine, same run) and their ratio, and
-# DuckDB's and Spark's time for a full scan of every table's files before
-# and after (Spark from the engine tests' cached environment,
-# scripts/spark.sh; BENCH_SPARK=0 skips it).
+# round adds a file per table it touches), then maintenance passes that
+# compact and expire every snapshot but the newest (so the replaced files
+# are deleted and glob scans count each row once), each on the lake as the
+# rounds left it, alternated with the exporter's own run on the whole
+# stream (BENCH_PAIRS pairs, default 3). Prints files and bytes of the
+# tables' folders before and after, the pass's time, its MB/s (bytes of
+# the files replaced) and rows/s, the exporter's records/s, the ratio of
+# the two pair by pair and its median, and DuckDB's and Spark's time for a
+# full scan of every table's files before and after (Spark from the engine
+# tests' cached environment, scripts/spark.sh; BENCH_SPARK=0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${BENCH_SPARK:-1}" != 0 ]; then
@@ -35,12 +36,6 @@ go build -o "$work/duckq" ./tools/duckq
 lines=$(wc -l <"$work/all.jsonl")
 now() { date +%s.%N; }
 catalog() { echo --sink "file://$1" --catalog sql --catalog-uri "sqlite://$1.db"; }
-
-# The exporter's rate on the whole stream, one --once run.
-t0=$(now)
-"$work/exporter" run --source "file:$work/all.jsonl" $(catalog "$work/one") --once --log-level warn --progress-every 0 >/dev/null
-t1=$(now)
-export_rate=$(awk -v r="$records" -v a="$t0" -v b="$t1" 'BEGIN {printf "%d", r / (b - a)}')
 
 # The same stream in rounds: many small files.
 lake="$work/lake"
@@ -65,27 +60,67 @@ scan >/dev/null # warm the page cache
 before=$(stats)
 scan_before=$(scan)
 spark_before=$(spark_scan)
+# The lake as the rounds left it, to give every pass the same one (the
+# catalog records the files' absolute paths: it is put back in place).
+cp -a "$lake" "$work/saved"
+cp -a "$lake.db" "$work/saved.db"
+restore() {
+  rm -rf "$lake" "$lake.db" "$lake.db-wal" "$lake.db-shm"
+  cp -a "$work/saved" "$lake"
+  cp -a "$work/saved.db" "$lake.db"
+}
 
-t0=$(now)
-summary=$("$work/exporter" maintain $(catalog "$lake") --expire-after 1ns --keep-snapshots 1 --orphan-age 0 --log-level warn)
-t1=$(now)
+# BENCH_PAIRS (default 3) alternations of the exporter's run on the whole
+# stream (one --once run into a new folder and catalog) and a pass over
+# the lake of the rounds: a shared machine's speed drifts, and a ratio
+# taken within a pair does not see it.
+: >"$work/pairs"
+for ((i = 1; i <= ${BENCH_PAIRS:-3}; i++)); do
+  rm -rf "$work/one" "$work/one.db"
+  t0=$(now)
+  "$work/exporter" run --source "file:$work/all.jsonl" $(catalog "$work/one") --once --log-level warn --progress-every 0 >/dev/null
+  t1=$(now)
+  [ "$i" = 1 ] || restore
+  t2=$(now)
+  summary=$("$work/exporter" maintain $(catalog "$lake") --expire-after 1ns --keep-snapshots 1 --orphan-age 0 --log-level warn)
+  t3=$(now)
+  echo "$summary"
+  rows=$(awk '{for (i = 1; i <= NF; i++) if ($i == "rows,") print substr($(i-1), 2)}' <<<"$summary")
+  awk -v r="$records" -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v rows="$rows" -v i="$i" 'BEGIN {
+    printf "pair %d: exporter %d records/s (%.1f s), pass %d rows/s (%.1f s): %.2f\n", i, r / (b - a), b - a, rows / (d - c), d - c, (rows / (d - c)) / (r / (b - a))
+  }'
+  echo "$t0 $t1 $t2 $t3 $rows" >>"$work/pairs"
+done
 after=$(stats)
 scan_after=$(scan)
 spark_after=$(spark_scan)
-echo "$summary"
-awk -v a="$t0" -v b="$t1" -v e="$export_rate" -v s="$summary" -v bf="$before" -v af="$after" -v sb="$scan_before" -v sa="$scan_after" -v kb="$spark_before" -v ka="$spark_after" \
-  -v recs="$records" -v tabs="$tables" -v rnds="$rounds" 'BEGIN {
+awk -v s="$summary" -v bf="$before" -v af="$after" -v sb="$scan_before" -v sa="$scan_after" -v kb="$spark_before" -v ka="$spark_after" \
+  -v recs="$records" -v tabs="$tables" -v rnds="$rounds" -v pf="$work/pairs" 'BEGIN {
   split(s, w, " ")
   for (i = 1; i <= length(w); i++) {
     if (w[i] == "rewritten") rewritten = w[i-2]
-    if (w[i] == "rows,") rows = substr(w[i-1], 2)
     if (w[i] == "→") { bb = w[i-1]; ba = w[i+1] }
   }
-  t = b - a
+  n = 0
+  while ((getline line < pf) > 0) {
+    split(line, f, " ")
+    n++; ex[n] = recs / (f[2] - f[1]); pt[n] = f[4] - f[3]; pr[n] = f[5] / pt[n]; ratio[n] = pr[n] / ex[n]
+  }
+  median_of(ex, n); e = m
+  median_of(pt, n); t = m
+  median_of(pr, n); r = m
+  median_of(ratio, n); q = m
+  lo = ratio[1]; hi = ratio[1]
+  for (i = 2; i <= n; i++) { if (ratio[i] < lo) lo = ratio[i]; if (ratio[i] > hi) hi = ratio[i] }
   printf "stream: %d records, %d tables, %d rounds\n", recs, tabs, rnds
   printf "tables folders before: %s; after: %s\n", bf, af
-  printf "maintain: %.1f s, %d files rewritten, %.1f MB/s (%.1f MB read, %.1f MB written), %d rows/s\n", t, rewritten, bb/1e6/t, bb/1e6, ba/1e6, rows/t
-  printf "exporter on the whole stream: %d records/s; compaction rows/s : exporter records/s = %.2f\n", e, rows/t/e
+  printf "maintain (median of %d passes): %.1f s, %d files rewritten, %.1f MB/s (%.1f MB read, %.1f MB written), %d rows/s\n", n, t, rewritten, bb/1e6/t, bb/1e6, ba/1e6, r
+  printf "exporter on the whole stream (median of %d runs): %d records/s; compaction rows/s : exporter records/s = %.2f by the pairs median (pairs %.2f to %.2f)\n", n, e, q, lo, hi
   printf "DuckDB full scan of the folders: before %s, after %s\n", sb, sa
   printf "Spark full scan of the folders: before %s, after %s\n", kb, ka
+}
+function median_of(a, n,    i, j, t, b) {
+  for (i = 1; i <= n; i++) b[i] = a[i]
+  for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
+  m = (n % 2) ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
 }'
