@@ -62,12 +62,15 @@ scan_before=$(scan)
 spark_before=$(spark_scan)
 # The lake as the rounds left it, to give every pass the same one (the
 # catalog records the files' absolute paths: it is put back in place).
+# sync: the copies' writeback would otherwise run during the timed runs.
 cp -a "$lake" "$work/saved"
 cp -a "$lake.db" "$work/saved.db"
+sync
 restore() {
   rm -rf "$lake" "$lake.db" "$lake.db-wal" "$lake.db-shm"
   cp -a "$work/saved" "$lake"
   cp -a "$work/saved.db" "$lake.db"
+  sync
 }
 
 # BENCH_PAIRS (default 3) alternations of the exporter's run on the whole

@@ -40,10 +40,10 @@ type Schema struct {
 	// splice) adopt its header by assigning c and leaving soe alone.
 	soeHashed atomic.Bool
 	soeOnce   sync.Once
+	soe       [10]byte
 
 	// root is the decoded JSON of full, kept for Root (parse_memo.go).
 	root rootJSON
-	soe  [10]byte
 
 	// resolveWriter is the writer schema, populated only by
 	// Resolve(writer, reader) when the writer and reader differ (an identity
