@@ -128,3 +128,26 @@ func TestAvroDeflateBlocksRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAvroSchemaMemoStartsOver: past its size the memo starts over, so
+// that the schemas in use after many others (new partition specs, schema
+// changes) are kept too.
+func TestAvroSchemaMemoStartsOver(t *testing.T) {
+	for i := range 1000 {
+		if _, err := avro.Parse(fmt.Sprintf(`{"type":"record","name":"r%d","fields":[{"name":"a","type":"long"}]}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const schema = `{"type":"record","name":"late","fields":[{"name":"a","type":"long"}]}`
+	a, err := avro.Parse(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := avro.Parse(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Fatal("a schema parsed after 1,000 others was compiled again: the memo stopped keeping schemas once full")
+	}
+}

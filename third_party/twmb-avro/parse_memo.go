@@ -13,40 +13,44 @@ package avro
 // concurrent use, so one compiled Schema can serve every caller that
 // parses the same string without options.
 
-import (
-	"sync"
-	"sync/atomic"
-)
+import "sync"
 
 const (
-	// parseMemoEntries bounds the schemas kept; past it, schemas are
-	// compiled as before (a process parsing endless distinct schemas
-	// keeps no more than this many).
+	// parseMemoEntries bounds the schemas kept; when it is reached, the
+	// memo starts over, so that the schemas in use now are kept even
+	// after many others (each partition spec or table schema change
+	// brings new manifest schemas).
 	parseMemoEntries = 256
-	// parseMemoMaxLen: longer schema strings are not kept (their key
-	// alone would weigh more than parsing saves).
-	parseMemoMaxLen = 256 << 10
+	// parseMemoMaxLen: longer schema strings are compiled each time, so
+	// that the memo holds at most parseMemoEntries × 64 KiB of them.
+	parseMemoMaxLen = 64 << 10
 )
 
-var (
-	parseMemo     sync.Map // schema string → *Schema
-	parseMemoSize atomic.Int64
-)
+var parseMemo struct {
+	mu sync.RWMutex
+	m  map[string]*Schema
+}
 
 func parseMemoized(schema string) (*Schema, error) {
-	if s, ok := parseMemo.Load(schema); ok {
-		return s.(*Schema), nil
+	parseMemo.mu.RLock()
+	s, ok := parseMemo.m[schema]
+	parseMemo.mu.RUnlock()
+	if ok {
+		return s, nil
 	}
 	s, err := parseNew(schema)
 	if err != nil || len(schema) > parseMemoMaxLen {
 		return s, err
 	}
-	if parseMemoSize.Add(1) <= parseMemoEntries {
-		if prior, loaded := parseMemo.LoadOrStore(schema, s); loaded {
-			parseMemoSize.Add(-1)
-			return prior.(*Schema), nil
-		}
+	parseMemo.mu.Lock()
+	defer parseMemo.mu.Unlock()
+	if prior, ok := parseMemo.m[schema]; ok {
+		return prior, nil // compiled meanwhile by another caller: share one
 	}
+	if parseMemo.m == nil || len(parseMemo.m) >= parseMemoEntries {
+		parseMemo.m = make(map[string]*Schema, parseMemoEntries)
+	}
+	parseMemo.m[schema] = s
 	return s, nil
 }
 
