@@ -30,6 +30,7 @@ import (
 
 	// database/sql drivers of the SQL catalog: PostgreSQL (pgx) and
 	// SQLite (modernc, pure Go: no cgo for the catalog).
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 )
@@ -349,6 +350,13 @@ func openCatalog(ctx context.Context, cfg Config) (catalog.Catalog, error) {
 		}
 		props["init_catalog_tables"] = props.Get("init_catalog_tables", "true")
 		cat, err := sqlcat.NewCatalog(cfg.Name, db, dialect, props)
+		for attempt := 1; err != nil && attempt < catalogInitAttempts && racedCatalogInit(err); attempt++ {
+			// Another instance created the catalog's tables at the same
+			// moment: they exist now.
+			if err = waitRetry(ctx, attempt); err == nil {
+				cat, err = sqlcat.NewCatalog(cfg.Name, db, dialect, props)
+			}
+		}
 		if err != nil {
 			_ = db.Close()
 			return nil, fmt.Errorf("open sql catalog in %s: %w", redact(cfg.URI), err)
@@ -493,4 +501,23 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Publisher, error)
 		p.cat = cfg.WrapCatalog(cat)
 	}
 	return p, nil
+}
+
+// catalogInitAttempts bounds the openings of a SQL catalog whose tables
+// another instance was creating at the same moment.
+const catalogInitAttempts = 5
+
+// racedCatalogInit reports whether opening a SQL catalog failed because
+// another instance created its tables at the same moment: iceberg-go
+// creates them with CREATE TABLE IF NOT EXISTS, and of two such
+// statements racing on PostgreSQL one may fail on PostgreSQL's own
+// catalog (a unique violation on pg_type, SQLSTATE 23505, or
+// duplicate_table, 42P07) instead of finding the table there.
+func racedCatalogInit(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505" || pgErr.Code == "42P07"
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "(SQLSTATE 23505)") || strings.Contains(msg, "(SQLSTATE 42P07)")
 }
