@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -511,13 +512,15 @@ const catalogInitAttempts = 5
 // another instance created its tables at the same moment: iceberg-go
 // creates them with CREATE TABLE IF NOT EXISTS, and of two such
 // statements racing on PostgreSQL one may fail on PostgreSQL's own
-// catalog (a unique violation on pg_type, SQLSTATE 23505, or
-// duplicate_table, 42P07) instead of finding the table there.
+// catalog (a unique violation on pg_type, SQLSTATE 23505; the table's row
+// type already there, duplicate_object, 42710; or duplicate_table, 42P07)
+// instead of finding the table there.
 func racedCatalogInit(err error) bool {
+	codes := []string{"23505", "42710", "42P07"}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return pgErr.Code == "23505" || pgErr.Code == "42P07"
+		return slices.Contains(codes, pgErr.Code)
 	}
 	msg := err.Error()
-	return strings.Contains(msg, "(SQLSTATE 23505)") || strings.Contains(msg, "(SQLSTATE 42P07)")
+	return slices.ContainsFunc(codes, func(code string) bool { return strings.Contains(msg, "(SQLSTATE "+code+")") })
 }
