@@ -7,16 +7,20 @@
 # BENCH_STEP=430ms)
 # exported with --catalog sql (SQLite) in BENCH_ROUNDS commit rounds
 # (default 20; the input file grows by a slice per round, so each
-# round adds a file per table it touches), then maintenance passes that
-# compact and expire every snapshot but the newest (so the replaced files
-# are deleted and glob scans count each row once), each on the lake as the
-# rounds left it, alternated with the exporter's own run on the whole
-# stream (BENCH_PAIRS pairs, default 3). Prints files and bytes of the
-# tables' folders before and after, the pass's time, its MB/s (bytes of
-# the files replaced) and rows/s, the exporter's records/s, the ratio of
-# the two pair by pair and its median, and DuckDB's and Spark's time for a
-# full scan of every table's files before and after (Spark from the engine
-# tests' cached environment, scripts/spark.sh; BENCH_SPARK=0 skips it).
+# round adds a file per table it touches), then, on the lake as the
+# rounds left it, a compaction pass (`maintain --expire-after 0
+# --orphan-age 0`: it rewrites, expires nothing and removes no orphans)
+# and after it an expiry pass (`--expire-after 1ns --keep-snapshots 1`:
+# every snapshot but the newest expires, so the replaced files are
+# deleted and glob scans count each row once), alternated with the
+# exporter's own run on the whole stream (BENCH_PAIRS pairs, default 3).
+# Prints files and bytes of the tables' folders before and after, the
+# compaction's time, its MB/s (bytes of the files replaced) and rows/s,
+# the exporter's records/s, the ratio of the two pair by pair and its
+# median, the same ratio for compaction and expiry together, and
+# DuckDB's and Spark's time for a full scan of every table's files before
+# and after (Spark from the engine tests' cached environment,
+# scripts/spark.sh; BENCH_SPARK=0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${BENCH_SPARK:-1}" != 0 ]; then
@@ -74,9 +78,9 @@ restore() {
 }
 
 # BENCH_PAIRS (default 3) alternations of the exporter's run on the whole
-# stream (one --once run into a new folder and catalog) and a pass over
-# the lake of the rounds: a shared machine's speed drifts, and a ratio
-# taken within a pair does not see it.
+# stream (one --once run into a new folder and catalog) and the passes
+# over the lake of the rounds: a shared machine's speed drifts, and a
+# ratio taken within a pair does not see it.
 : >"$work/pairs"
 for ((i = 1; i <= ${BENCH_PAIRS:-3}; i++)); do
   rm -rf "$work/one" "$work/one.db"
@@ -85,14 +89,18 @@ for ((i = 1; i <= ${BENCH_PAIRS:-3}; i++)); do
   t1=$(now)
   [ "$i" = 1 ] || restore
   t2=$(now)
-  summary=$("$work/exporter" maintain $(catalog "$lake") --expire-after 1ns --keep-snapshots 1 --orphan-age 0 --log-level warn)
+  summary=$("$work/exporter" maintain $(catalog "$lake") --expire-after 0 --orphan-age 0 --log-level warn)
   t3=$(now)
+  expiry=$("$work/exporter" maintain $(catalog "$lake") --expire-after 1ns --keep-snapshots 1 --orphan-age 0 --log-level warn)
+  t4=$(now)
   echo "$summary"
+  echo "$expiry"
   rows=$(awk '{for (i = 1; i <= NF; i++) if ($i == "rows,") print substr($(i-1), 2)}' <<<"$summary")
-  awk -v r="$records" -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v rows="$rows" -v i="$i" 'BEGIN {
-    printf "pair %d: exporter %d records/s (%.1f s), pass %d rows/s (%.1f s): %.2f\n", i, r / (b - a), b - a, rows / (d - c), d - c, (rows / (d - c)) / (r / (b - a))
+  awk -v r="$records" -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v e="$t4" -v rows="$rows" -v i="$i" 'BEGIN {
+    printf "pair %d: exporter %d records/s (%.1f s), compaction %d rows/s (%.1f s): %.2f; expiry %.1f s, both passes %.2f\n", i, r / (b - a), b - a, rows / (d - c), d - c,
+      (rows / (d - c)) / (r / (b - a)), e - d, (rows / (e - c)) / (r / (b - a))
   }'
-  echo "$t0 $t1 $t2 $t3 $rows" >>"$work/pairs"
+  echo "$t0 $t1 $t2 $t3 $rows $t4" >>"$work/pairs"
 done
 after=$(stats)
 scan_after=$(scan)
@@ -108,17 +116,21 @@ awk -v s="$summary" -v bf="$before" -v af="$after" -v sb="$scan_before" -v sa="$
   while ((getline line < pf) > 0) {
     split(line, f, " ")
     n++; ex[n] = recs / (f[2] - f[1]); pt[n] = f[4] - f[3]; pr[n] = f[5] / pt[n]; ratio[n] = pr[n] / ex[n]
+    et[n] = f[6] - f[4]; both[n] = (f[5] / (f[6] - f[3])) / ex[n]
   }
   median_of(ex, n); e = m
   median_of(pt, n); t = m
   median_of(pr, n); r = m
   median_of(ratio, n); q = m
+  median_of(et, n); xt = m
+  median_of(both, n); qb = m
   lo = ratio[1]; hi = ratio[1]
   for (i = 2; i <= n; i++) { if (ratio[i] < lo) lo = ratio[i]; if (ratio[i] > hi) hi = ratio[i] }
   printf "stream: %d records, %d tables, %d rounds\n", recs, tabs, rnds
   printf "tables folders before: %s; after: %s\n", bf, af
-  printf "maintain (median of %d passes): %.1f s, %d files rewritten, %.1f MB/s (%.1f MB read, %.1f MB written), %d rows/s\n", n, t, rewritten, bb/1e6/t, bb/1e6, ba/1e6, r
+  printf "compaction (median of %d passes): %.1f s, %d files rewritten, %.1f MB/s (%.1f MB read, %.1f MB written), %d rows/s\n", n, t, rewritten, bb/1e6/t, bb/1e6, ba/1e6, r
   printf "exporter on the whole stream (median of %d runs): %d records/s; compaction rows/s : exporter records/s = %.2f by the pairs median (pairs %.2f to %.2f)\n", n, e, q, lo, hi
+  printf "expiry of every older snapshot after it (median): %.1f s; compaction and expiry together: %.2f of the exporter records/s (pairs median)\n", xt, qb
   printf "DuckDB full scan of the folders: before %s, after %s\n", sb, sa
   printf "Spark full scan of the folders: before %s, after %s\n", kb, ka
 }
