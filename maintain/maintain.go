@@ -122,7 +122,7 @@ type Config struct {
 	Concurrency int
 	// Run names this pass in the files it writes; default a new id.
 	Run       string
-	Allocator memory.Allocator // default memory.DefaultAllocator
+	Allocator memory.Allocator // default: one that recycles the buffers readers free (recycle.go)
 	Logger    *slog.Logger     // default: discard
 	Observer  Observer         // default: none; called from several goroutines
 }
@@ -222,7 +222,7 @@ func (c Config) withDefaults() Config {
 		c.Concurrency = 4
 	}
 	if c.Allocator == nil {
-		c.Allocator = memory.DefaultAllocator
+		c.Allocator = newRecyclingAllocator()
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -2,8 +2,10 @@ package tables
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -58,6 +60,58 @@ func TestAvroSchemaRootsAreIndependent(t *testing.T) {
 	}
 	if got := second.Fields[0].Doc; got != "first" {
 		t.Fatalf("second root's doc is %q", got)
+	}
+}
+
+// TestAvroSchemaRootsKeepEverything: the copy of twmb/avro builds a
+// schema's nodes once and gives each Root caller a deep copy of them. The
+// copy must hold all that the schema says (converted back, it is the
+// same schema), including name references resolved to their definitions
+// inside the copy (a node taken out of the tree converts on its own), and
+// defaults that are byte slices or records must be copies too.
+func TestAvroSchemaRootsKeepEverything(t *testing.T) {
+	const schema = `{"type":"record","name":"node","namespace":"ns","doc":"a list","aliases":["link"],"x-tag":{"k":[1,2.5,"s"]},"fields":[
+		{"name":"value","type":["null","long"],"default":null,"field-id":1},
+		{"name":"next","type":["null","node"],"default":null,"field-id":2,"doc":"the rest"},
+		{"name":"kind","type":{"type":"enum","name":"kind","symbols":["A","B"],"default":"B"},"default":"A","aliases":["sort"]},
+		{"name":"raw","type":"bytes","default":"\u0001\u0002"},
+		{"name":"amount","type":{"type":"fixed","name":"amount16","size":16,"logicalType":"decimal","precision":38,"scale":9}},
+		{"name":"tags","type":{"type":"map","values":{"type":"array","items":"string"}},"default":{"a":["b"]}},
+		{"name":"pair","type":{"type":"record","name":"pair","fields":[{"name":"left","type":"kind"},{"name":"right","type":["null","node"]}]},
+		 "default":{"left":"A","right":null}}
+	]}`
+	s, err := avro.Parse(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		root := s.Root()
+		back, err := root.Schema()
+		if err != nil {
+			t.Fatalf("round %d: the root does not convert back to a schema: %v", round, err)
+		}
+		var got, want any
+		if err := json.Unmarshal([]byte(back.String()), &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(schema), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: the root converts back to\n%s\nnot\n%s", round, back.String(), schema)
+		}
+		// "next" is ["null","node"]: its second branch names the record
+		// being defined, a reference that must resolve inside this copy.
+		next := root.Fields[1].Type.Branches[1]
+		if _, err := next.Schema(); err != nil {
+			t.Fatalf("round %d: the reference to node, taken out of the tree, does not convert: %v", round, err)
+		}
+		raw := root.Fields[3].Default.([]byte)
+		if string(raw) != "\x01\x02" {
+			t.Fatalf("round %d: the bytes default is %q", round, raw)
+		}
+		raw[0] = 'X' // the next round's copy must not see it
+		root.Props["x-tag"].(map[string]any)["k"] = nil
 	}
 }
 

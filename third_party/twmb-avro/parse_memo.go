@@ -54,42 +54,136 @@ func parseMemoized(schema string) (*Schema, error) {
 	return s, nil
 }
 
-// rootJSON keeps a Schema's JSON decoded once for Schema.Root, which
-// iceberg-go calls at every manifest it opens: decoding the JSON was half
-// of Root's cost. Each call gets its own copy of the tree, since the
-// nodes Root builds may hold parts of it (properties, defaults) that
-// their caller is free to change.
-type rootJSON struct {
+// rootTree keeps the nodes Schema.Root builds for a Schema, built once:
+// iceberg-go calls Root at every manifest it opens, and building the
+// nodes from the schema's JSON (decoding it, then nodeFromJSON, the
+// default fixups and the name-reference stamps) was a tenth of the CPU of
+// a maintenance pass. Each call gets its own deep copy of the tree, since
+// its caller is free to change the nodes it gets.
+type rootTree struct {
 	once sync.Once
-	v    any
+	node *SchemaNode
 	err  error
 }
 
-func (r *rootJSON) tree(full string) (any, error) {
-	r.once.Do(func() { r.v, r.err = unmarshalAnyPreservePrecision(full) })
+func (r *rootTree) get(full string) (*SchemaNode, error) {
+	r.once.Do(func() {
+		raw, err := unmarshalAnyPreservePrecision(full)
+		if err != nil {
+			r.err = err
+			return
+		}
+		// One shape memo for the whole walk: stray bodies nest, so re-validating
+		// each subtree once per enclosing level would be O(depth^2).
+		n := nodeFromJSON(raw, "", make(strayShapeMemo))
+		table := fixupNameRefDefaults(&n)
+		// Stamp each name-reference node with its resolved target so an extracted
+		// subtree converts even when the definition lives outside it. Same table
+		// the default fixup resolved through, so the two surfaces cannot bind a
+		// reference differently.
+		stampNameRefs(&n, table, "")
+		r.node = &n
+	})
 	if r.err != nil {
 		return nil, r.err
 	}
-	return cloneJSONValue(r.v), nil
+	return cloneNodeTree(r.node), nil
 }
 
-// cloneJSONValue copies a tree of the values unmarshalAnyPreservePrecision
-// returns: maps and slices are copied, the rest (numbers, strings, bools,
-// nil) are values.
+// cloneNodeTree deep-copies the tree under root: every node, slice, map
+// and default value is new, and each name reference's target (refTarget)
+// is the copy of its target.
+func cloneNodeTree(root *SchemaNode) *SchemaNode {
+	copies := make(map[*SchemaNode]*SchemaNode)
+	out := new(SchemaNode)
+	cloneNodeInto(out, root, copies)
+	for _, c := range copies {
+		if c.refTarget != nil {
+			if t, ok := copies[c.refTarget]; ok {
+				c.refTarget = t
+			}
+		}
+	}
+	return out
+}
+
+// cloneNodeInto makes dst a deep copy of src, recording in copies where
+// each node of src's tree went.
+func cloneNodeInto(dst, src *SchemaNode, copies map[*SchemaNode]*SchemaNode) {
+	*dst = *src
+	copies[src] = dst
+	dst.Aliases = cloneStrings(src.Aliases)
+	dst.Symbols = cloneStrings(src.Symbols)
+	dst.Props = cloneProps(src.Props)
+	if src.Items != nil {
+		dst.Items = new(SchemaNode)
+		cloneNodeInto(dst.Items, src.Items, copies)
+	}
+	if src.Values != nil {
+		dst.Values = new(SchemaNode)
+		cloneNodeInto(dst.Values, src.Values, copies)
+	}
+	if src.Branches != nil {
+		dst.Branches = make([]SchemaNode, len(src.Branches))
+		for i := range src.Branches {
+			cloneNodeInto(&dst.Branches[i], &src.Branches[i], copies)
+		}
+	}
+	if src.Fields != nil {
+		dst.Fields = make([]SchemaField, len(src.Fields))
+		for i := range src.Fields {
+			f := &dst.Fields[i]
+			*f = src.Fields[i]
+			f.Aliases = cloneStrings(f.Aliases)
+			f.Props = cloneProps(f.Props)
+			f.Default = cloneJSONValue(f.Default)
+			cloneNodeInto(&f.Type, &src.Fields[i].Type, copies)
+		}
+	}
+}
+
+func cloneStrings(s []string) []string {
+	if s == nil {
+		return nil
+	}
+	return append(make([]string, 0, len(s)), s...)
+}
+
+func cloneProps(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	return cloneJSONValue(m).(map[string]any)
+}
+
+// cloneJSONValue copies a tree of JSON-like values (properties, defaults):
+// maps, slices and byte slices are copied, the rest (numbers, strings,
+// bools, nil) are values.
 func cloneJSONValue(v any) any {
 	switch tv := v.(type) {
 	case map[string]any:
+		if tv == nil {
+			return tv
+		}
 		out := make(map[string]any, len(tv))
 		for k, val := range tv {
 			out[k] = cloneJSONValue(val)
 		}
 		return out
 	case []any:
+		if tv == nil {
+			return tv
+		}
 		out := make([]any, len(tv))
 		for i, val := range tv {
 			out[i] = cloneJSONValue(val)
 		}
 		return out
+	case []byte:
+		if tv == nil {
+			return tv
+		}
+		return append(make([]byte, 0, len(tv)), tv...)
 	default:
 		return v
 	}

@@ -42,8 +42,8 @@ type Schema struct {
 	soeOnce   sync.Once
 	soe       [10]byte
 
-	// root is the decoded JSON of full, kept for Root (parse_memo.go).
-	root rootJSON
+	// root is the tree of nodes Root copies (parse_memo.go).
+	root rootTree
 
 	// resolveWriter is the writer schema, populated only by
 	// Resolve(writer, reader) when the writer and reader differ (an identity

@@ -264,20 +264,11 @@ type deduper struct {
 // Root re-parses the JSON on each call. Cache the result if you access it
 // repeatedly (e.g. in a per-message loop).
 func (s *Schema) Root() *SchemaNode {
-	raw, err := s.root.tree(s.full)
+	n, err := s.root.get(s.full)
 	if err != nil {
 		panic("avro: Schema.Root: invalid stored JSON: " + err.Error())
 	}
-	// One shape memo for the whole walk: stray bodies nest, so re-validating
-	// each subtree once per enclosing level would be O(depth^2).
-	n := nodeFromJSON(raw, "", make(strayShapeMemo))
-	table := fixupNameRefDefaults(&n)
-	// Stamp each name-reference node with its resolved target so an extracted
-	// subtree converts even when the definition lives outside it. Same table
-	// the default fixup resolved through, so the two surfaces cannot bind a
-	// reference differently.
-	stampNameRefs(&n, table, "")
-	return &n
+	return n
 }
 
 // toJSONDedup is like toJSON but deduplicates named types. The first
