@@ -116,7 +116,7 @@ func (l *lake) config(t testing.TB, p *tables.Publisher) maintain.Config {
 		t.Fatal(err)
 	}
 	return maintain.Config{Store: l.st, Publisher: p, Encoder: enc, OrphanAge: -1,
-		Allocator: memory.NewCheckedAllocator(maintain.NewRecyclingAllocator())}
+		Allocator: memory.NewCheckedAllocator(memory.NewGoAllocator())}
 }
 
 // rows reads a table through the catalog (iceberg-go's scan) as one

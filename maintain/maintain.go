@@ -122,7 +122,7 @@ type Config struct {
 	Concurrency int
 	// Run names this pass in the files it writes; default a new id.
 	Run       string
-	Allocator memory.Allocator // default: one that recycles the buffers readers free (recycle.go)
+	Allocator memory.Allocator // default memory.DefaultAllocator
 	Logger    *slog.Logger     // default: discard
 	Observer  Observer         // default: none; called from several goroutines
 }
@@ -222,7 +222,7 @@ func (c Config) withDefaults() Config {
 		c.Concurrency = 4
 	}
 	if c.Allocator == nil {
-		c.Allocator = newRecyclingAllocator()
+		c.Allocator = memory.DefaultAllocator
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -255,6 +255,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		errs  []error
 		done  int
 	)
+	pages := newRecyclingAllocator() // for every table's reads
 	var g errgroup.Group
 	g.SetLimit(cfg.Concurrency)
 	for _, name := range names {
@@ -265,7 +266,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			break
 		}
 		g.Go(func() error {
-			t := &tablePass{cfg: cfg, name: name, log: cfg.Logger.With("table", name)}
+			t := &tablePass{cfg: cfg, pages: pages, name: name, log: cfg.Logger.With("table", name)}
 			tstart := time.Now()
 			s, err := t.run(ctx)
 			cfg.Publisher.Forget(name)
@@ -297,7 +298,10 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 
 // tablePass is one table's pass.
 type tablePass struct {
-	cfg     Config
+	cfg Config
+	// pages allocates the Parquet page readers' buffers (recycle.go);
+	// the rows read are Arrow arrays of cfg.Allocator.
+	pages   memory.Allocator
 	name    string
 	log     *slog.Logger
 	pending map[string]bool // keys pending intents name (pendingFiles)

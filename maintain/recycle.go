@@ -7,16 +7,21 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// recyclingAllocator is the Arrow allocator of a pass's Parquet reads: it
-// hands the buffers that readers free to the next reader. arrow-go's page
-// reader allocates a 16 KiB decompression buffer for every column chunk
-// it opens, whatever the chunk's size, and a pass opens about fifteen
-// chunks in each of thousands of small files: allocating and clearing
-// those buffers was a tenth of a compaction's CPU. Sizes from 4 KiB to
-// 4 MiB are kept by powers of two; the rest go to Go's allocator. Every
-// buffer comes back cleared, as Go's allocator gives them, and 64-byte
-// aligned, as Arrow wants them (Go places objects of these sizes at
-// multiples of their size, or of its 8 KiB pages).
+// recyclingAllocator allocates the buffers of a pass's Parquet page
+// readers and hands those that a reader frees to the next one. arrow-go's
+// page reader allocates a 16 KiB decompression buffer for every column
+// chunk it opens, whatever the chunk's size, and a pass opens about
+// fifteen chunks in each of thousands of small files: allocating and
+// clearing those buffers was a tenth of a compaction's CPU. Sizes from
+// 4 KiB to 4 MiB are kept by powers of two; the rest go to Go's
+// allocator. Every buffer comes back cleared, as Go's allocator gives
+// them, and 64-byte aligned, as Arrow wants them (Go places objects of
+// these sizes at multiples of their size, or of its 8 KiB pages).
+//
+// Only the page readers use it: they own their buffers from opening to
+// Close, and the rows they decode are copied into Arrow arrays of another
+// allocator, so a buffer recycled too early could not reach the rows
+// that outlive the file's read.
 type recyclingAllocator struct {
 	classes [maxRecycledShift - minRecycledShift + 1]sync.Pool
 }

@@ -194,7 +194,7 @@ func (t *tablePass) readFile(ctx context.Context, key string, version int, in *b
 	if err != nil {
 		return fmt.Errorf("read %s: %w", key, err)
 	}
-	pf, err := file.NewParquetReader(bytes.NewReader(data), file.WithReadProps(parquet.NewReaderProperties(t.cfg.Allocator)))
+	pf, err := file.NewParquetReader(bytes.NewReader(data), file.WithReadProps(parquet.NewReaderProperties(t.pages)))
 	if err != nil {
 		return fmt.Errorf("%s is not a Parquet file: %w", key, err)
 	}
