@@ -498,6 +498,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Publisher, error)
 	}
 	p := &Publisher{cat: cat, opened: cat, cfg: cfg, log: log}
 	p.loaded.held = cfg.TablesHeld
+	p.warm.init()
 	if cfg.WrapCatalog != nil {
 		p.cat = cfg.WrapCatalog(cat)
 	}

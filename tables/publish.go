@@ -60,10 +60,12 @@ type Publisher struct {
 	namedMu sync.Mutex
 	named   map[string]string
 	checked map[string]bool // source tables CheckSource has looked at
+	warm    warming         // tables loaded ahead (warm.go)
 }
 
 // Close releases the catalog's connections.
 func (p *Publisher) Close() error {
+	p.warm.close()
 	if c, ok := p.opened.(io.Closer); ok {
 		return c.Close()
 	}

@@ -138,6 +138,11 @@ func (p *Publisher) CheckSource(ctx context.Context, qualTable string) error {
 	}
 	tbl := p.loaded.get(ident)
 	if tbl == nil {
+		p.warmNamespace(ident)
+		p.warm.await(ctx, ident)
+		tbl = p.loaded.get(ident)
+	}
+	if tbl == nil {
 		if tbl, err = p.load(ctx, ident); err != nil {
 			return nil
 		}
