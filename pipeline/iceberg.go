@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/lakehouse-exporter/lakehouse-exporter/arrowschema"
 	"github.com/lakehouse-exporter/lakehouse-exporter/commit"
 	"github.com/lakehouse-exporter/lakehouse-exporter/partition"
@@ -34,7 +33,7 @@ type icebergTables struct {
 	log   *slog.Logger
 
 	mu      sync.Mutex
-	footers map[string]keptFooter // by key, until published
+	files   map[string]tables.DataFile // by key, until published (noteFile)
 	// seen holds every version prepared in this run; undocumented are
 	// those whose _schemas document does not name its Iceberg schema yet
 	// (see documentIceberg).
@@ -56,7 +55,7 @@ var (
 )
 
 func newIcebergTables(ctx context.Context, pub *tables.Publisher, st Store, run string, log *slog.Logger) *icebergTables {
-	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, footers: map[string]keptFooter{},
+	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, files: map[string]tables.DataFile{},
 		seen: map[versionKey]bool{}, unprepared: map[versionKey]*arrowschema.Version{}}
 }
 
@@ -197,25 +196,21 @@ func sameNullability(annotated, f arrow.Field) arrow.Field {
 	return annotated
 }
 
-// noteFile keeps an encoded file's footer until its round is published.
+// noteFile keeps what an encoded file's manifest entry takes from its
+// encoding until its round is published: its footer, the NaN count of
+// each floating-point column (which the footer does not hold), and the
+// entry itself, built now (tables.Publisher.PrepareEntry).
 func (t *icebergTables) noteFile(f *writer.File) error {
-	md, err := tables.Footer(f.Data)
+	footer, err := tables.FooterBytes(f.Data)
 	if err != nil {
 		return fmt.Errorf("file %s: %w", f.Key, err)
 	}
-	nans := tables.NaNs(f.Columns)
+	df := t.pub.PrepareEntry(tables.DataFile{Table: f.Table, Version: f.Version, Location: t.base + "/" + f.Key,
+		SizeBytes: int64(len(f.Data)), FooterBytes: footer, NaNs: tables.NaNs(f.Columns)})
 	t.mu.Lock()
-	t.footers[f.Key] = keptFooter{md: md, nans: nans}
+	t.files[f.Key] = df
 	t.mu.Unlock()
 	return nil
-}
-
-// keptFooter is what a file's manifest entry takes from its encoding:
-// the footer, and the NaN count of each floating-point column, which the
-// footer does not hold.
-type keptFooter struct {
-	md   *metadata.FileMetaData
-	nans map[int]int64 // by field ID; a column it lacks has none
 }
 
 // Publish commits the round's data files, one snapshot per table.
@@ -226,14 +221,13 @@ func (t *icebergTables) Publish(ctx context.Context, r commit.Round) error {
 		if f.Table == "" {
 			continue // dead letters
 		}
-		kept := t.footers[f.Key]
-		if kept.md == nil {
+		df, ok := t.files[f.Key]
+		if !ok {
 			t.mu.Unlock()
 			return fmt.Errorf("file %s has no footer kept for it; it cannot be published", f.Key)
 		}
-		round.Files = append(round.Files, tables.DataFile{Table: f.Table, Version: f.Version,
-			Location: t.base + "/" + f.Key, SizeBytes: f.Bytes, Footer: kept.md, NaNs: kept.nans,
-			SourcePartition: f.Partition, FirstOffset: f.FirstOffset, LastOffset: f.LastOffset})
+		df.SourcePartition, df.FirstOffset, df.LastOffset = f.Partition, f.FirstOffset, f.LastOffset
+		round.Files = append(round.Files, df)
 	}
 	t.mu.Unlock()
 	if len(round.Files) == 0 {
@@ -245,7 +239,7 @@ func (t *icebergTables) Publish(ctx context.Context, r commit.Round) error {
 	}
 	t.mu.Lock()
 	for _, f := range round.Files {
-		delete(t.footers, f.Location[len(t.base)+1:])
+		delete(t.files, f.Location[len(t.base)+1:])
 	}
 	t.mu.Unlock()
 	for _, c := range committed {

@@ -176,6 +176,24 @@ func partitionLogicalTypes(spec iceberg.PartitionSpec, sc *iceberg.Schema) map[i
 // Footer parses the footer at the end of an encoded Parquet file's
 // bytes, for the file's DataFile.
 func Footer(data []byte) (*metadata.FileMetaData, error) {
+	raw, err := footerOf(data)
+	if err != nil {
+		return nil, err
+	}
+	return parseFooter(raw)
+}
+
+// FooterBytes returns a copy of the footer at the end of an encoded
+// Parquet file's bytes, as DataFile.FooterBytes holds it.
+func FooterBytes(data []byte) ([]byte, error) {
+	raw, err := footerOf(data)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), raw...), nil
+}
+
+func footerOf(data []byte) ([]byte, error) {
 	const tail = 8 // footer length, then "PAR1"
 	if len(data) < tail+4 || string(data[len(data)-4:]) != "PAR1" {
 		return nil, fmt.Errorf("not a Parquet file (%d bytes): no footer to take its statistics from", len(data))
@@ -184,7 +202,11 @@ func Footer(data []byte) (*metadata.FileMetaData, error) {
 	if n <= 0 || n > len(data)-tail-4 {
 		return nil, fmt.Errorf("parquet footer length %d does not fit the file's %d bytes", n, len(data))
 	}
-	md, err := metadata.NewFileMetaData(data[len(data)-tail-n:len(data)-tail], nil)
+	return data[len(data)-tail-n : len(data)-tail], nil
+}
+
+func parseFooter(raw []byte) (*metadata.FileMetaData, error) {
+	md, err := metadata.NewFileMetaData(raw, nil)
 	if err != nil {
 		return nil, fmt.Errorf("parse the parquet footer: %w", err)
 	}

@@ -89,7 +89,9 @@ type DataFile struct {
 	// Footer is the file's Parquet footer as the encoder wrote it, held
 	// in memory: the record count, column sizes, value and null counts
 	// and bounds come from its statistics, never from reading the file.
-	Footer *metadata.FileMetaData
+	// Without it, FooterBytes is the same footer as encoded (FooterBytes).
+	Footer      *metadata.FileMetaData
+	FooterBytes []byte
 	// NaNs are the NaN values of each floating-point column by field ID,
 	// as the encoder counted them (a Parquet footer has no such count); a
 	// column it lacks has none. Nil when unknown: the entry then has no
@@ -100,6 +102,51 @@ type DataFile struct {
 	SourcePartition string
 	FirstOffset     int64
 	LastOffset      int64
+	// entry is the manifest entry PrepareEntry built ahead of the commit.
+	entry *builtEntry
+}
+
+// builtEntry is a file's manifest entry, and the partition spec and
+// schema of its table that it was built with.
+type builtEntry struct {
+	df       iceberg.DataFile
+	specID   int
+	schemaID int
+}
+
+// PrepareEntry builds the manifest entry of f, whose version is
+// prepared, ahead of its round's commit, and returns f holding it. The
+// exporter calls it as each file is uploaded, so that the entries are
+// built beside the export rather than in the round's commits, which
+// wait for them. A round's files held until their commit then hold the
+// entry and the footer's bytes (FooterBytes), not the parsed footer:
+// its many small objects, for hundreds of files, made each of the
+// collector's cycles scan tens of megabytes more. When the table's
+// partition spec or the version's schema is not the one the entry was
+// built with by the commit, the commit builds it again from
+// FooterBytes.
+func (p *Publisher) PrepareEntry(f DataFile) DataFile {
+	ident, err := p.Identifier(f.Table)
+	if err != nil {
+		return f // the commit reports it
+	}
+	tbl := p.loaded.get(ident)
+	if tbl == nil {
+		return f
+	}
+	sc, ok := versionSchema(tbl, f.Version)
+	if !ok {
+		return f
+	}
+	df, err := dataFile(tbl, sc, f)
+	if err != nil {
+		return f // the commit builds it again, and reports it
+	}
+	f.entry = &builtEntry{df: df, specID: tbl.Metadata().DefaultPartitionSpec(), schemaID: sc.ID}
+	if f.FooterBytes != nil {
+		f.Footer = nil
+	}
+	return f
 }
 
 // Round is a commit round's files, all uploaded.
@@ -258,8 +305,10 @@ func appendFiles(ctx context.Context, tbl *table.Table, dfs []iceberg.DataFile, 
 	return txn.Commit(ctx)
 }
 
-// dataFiles builds the manifest entries of files from their footers,
-// each with the Iceberg schema of its version.
+// dataFiles returns the manifest entries of files, each with the
+// Iceberg schema of its version: built ahead (PrepareEntry) when built
+// for the table's partition spec and that schema, from the footer
+// otherwise.
 func dataFiles(tbl *table.Table, files []DataFile) ([]iceberg.DataFile, error) {
 	out := make([]iceberg.DataFile, 0, len(files))
 	for _, f := range files {
@@ -267,29 +316,50 @@ func dataFiles(tbl *table.Table, files []DataFile) ([]iceberg.DataFile, error) {
 		if !ok {
 			return nil, fmt.Errorf("file %s: table has no schema for version %d (PrepareVersion was not called for it)", f.Location, f.Version)
 		}
-		if f.Footer == nil {
-			return nil, fmt.Errorf("file %s: no footer to take its statistics from", f.Location)
+		if e := f.entry; e != nil && e.specID == tbl.Metadata().DefaultPartitionSpec() && e.schemaID == sc.ID {
+			out = append(out, e.df)
+			continue
 		}
-		df, err := table.DataFileFromMetadata(table.DataFileArgs{
-			Schema:        sc,
-			Spec:          tbl.Spec(),
-			Format:        iceberg.ParquetFile,
-			Metadata:      f.Footer,
-			FilePath:      f.Location,
-			FileSize:      f.SizeBytes,
-			Content:       iceberg.EntryContentData,
-			Properties:    tbl.Properties(),
-			FormatVersion: tbl.Metadata().Version(),
-		})
+		df, err := dataFile(tbl, sc, f)
 		if err != nil {
-			return nil, fmt.Errorf("file %s: data file entry (a file in a day(op_ts) partition must hold one day of op_ts): %w", f.Location, err)
-		}
-		if df, err = withFileMetrics(df, f.Footer, f.NaNs, tbl.Spec(), sc); err != nil {
-			return nil, fmt.Errorf("file %s: %w", f.Location, err)
+			return nil, err
 		}
 		out = append(out, df)
 	}
 	return out, nil
+}
+
+// dataFile builds the manifest entry of f from its footer's statistics,
+// with its version's schema sc.
+func dataFile(tbl *table.Table, sc *iceberg.Schema, f DataFile) (iceberg.DataFile, error) {
+	md := f.Footer
+	if md == nil && f.FooterBytes != nil {
+		var err error
+		if md, err = parseFooter(f.FooterBytes); err != nil {
+			return nil, fmt.Errorf("file %s: %w", f.Location, err)
+		}
+	}
+	if md == nil {
+		return nil, fmt.Errorf("file %s: no footer to take its statistics from", f.Location)
+	}
+	df, err := table.DataFileFromMetadata(table.DataFileArgs{
+		Schema:        sc,
+		Spec:          tbl.Spec(),
+		Format:        iceberg.ParquetFile,
+		Metadata:      md,
+		FilePath:      f.Location,
+		FileSize:      f.SizeBytes,
+		Content:       iceberg.EntryContentData,
+		Properties:    tbl.Properties(),
+		FormatVersion: tbl.Metadata().Version(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("file %s: data file entry (a file in a day(op_ts) partition must hold one day of op_ts): %w", f.Location, err)
+	}
+	if df, err = withFileMetrics(df, md, f.NaNs, tbl.Spec(), sc); err != nil {
+		return nil, fmt.Errorf("file %s: %w", f.Location, err)
+	}
+	return df, nil
 }
 
 // offsetRange is the part of a source partition a table's files cover.
