@@ -32,8 +32,8 @@ type icebergTables struct {
 	ctx   context.Context
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	files   map[string]tables.DataFile // by key, until published (noteFile)
+	mu    sync.Mutex
+	files map[string]tables.DataFile // by key, until published (noteFile)
 	// seen holds every version prepared in this run; undocumented are
 	// those whose _schemas document does not name its Iceberg schema yet
 	// (see documentIceberg).
