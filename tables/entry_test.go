@@ -2,6 +2,7 @@ package tables
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,5 +62,68 @@ func TestEntriesBuiltAheadArePublished(t *testing.T) {
 	}
 	if rows, _, _ := scan(t, after, after.CurrentSnapshot().SnapshotID); rows != 3 {
 		t.Fatalf("%d rows through the catalog, want 3", rows)
+	}
+}
+
+// TestEntriesBuiltAheadAreForTheirTable: spec and schema ids start over
+// in a table dropped and created again under its name, so an entry built
+// ahead for the first table must not be committed to the second. Here
+// the second is partitioned by hour and the file spans two hours: its
+// entry built for the day-partitioned table would put it in one day's
+// partition and readers filtering by hour would skip it. Rebuilt for the
+// new table, the file is refused instead; and the cache of loaded tables
+// takes the new table's state although the old one had more snapshots.
+func TestEntriesBuiltAheadAreForTheirTable(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")}
+	p, v, _ := ordersTable(t, cfg)
+	day := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	f := writeFile(t, dir, "data/part-1.parquet", v.Schema, 1, []int64{1, 2, 3}, []time.Time{day, day, day.Add(time.Hour)}, 0)
+	built := p.PrepareEntry(f)
+	if built.entry == nil {
+		t.Fatal("no entry built ahead for a file of a prepared version")
+	}
+	// The first table gets a few snapshots, so that its state counts more
+	// of them than the new table's.
+	for i := range 3 {
+		g := writeFile(t, dir, fmt.Sprintf("data/part-a%d.parquet", i), v.Schema, 1, []int64{int64(i)}, []time.Time{day}, int64(i))
+		if _, err := p.Publish(ctx, Round{RunID: "run", RoundID: fmt.Sprint(i), Files: []DataFile{g}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ident, err := p.Identifier("SALES.ORDERS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Catalog().DropTable(ctx, ident); err != nil {
+		t.Fatal(err)
+	}
+
+	hourly := cfg
+	hourly.Partitioning = ByHour
+	q, err := Open(ctx, hourly, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if _, err := q.PrepareVersion(ctx, TableVersion{Table: "SALES.ORDERS", Version: 1, Schema: sourceSchema(1)}); err != nil {
+		t.Fatal(err)
+	}
+	recreated, err := q.LoadTable(ctx, "SALES.ORDERS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recreated.Metadata().DefaultPartitionSpec() != built.entry.specID {
+		t.Fatalf("the recreated table's spec id is %d, the entry's %d: the test no longer shows ids starting over",
+			recreated.Metadata().DefaultPartitionSpec(), built.entry.specID)
+	}
+	if dfs, err := dataFiles(recreated, []DataFile{built}); err == nil {
+		t.Fatalf("the entry built for the dropped day-partitioned table was committed to the hour-partitioned one (partition %v)", dfs[0].Partition())
+	}
+
+	p.loaded.put(ident, recreated)
+	if got := p.loaded.get(ident); got.Metadata().TableUUID() != recreated.Metadata().TableUUID() {
+		t.Fatal("the cache kept the dropped table's state over the recreated table's")
 	}
 }

@@ -64,9 +64,14 @@ func (l *loadedTables) put(ident table.Identifier, tbl *table.Table) {
 // sequence number its snapshots reached, which the catalog's optimistic
 // commits make grow with every snapshot whatever the writers' clocks say,
 // then, between states of one snapshot (a schema or property change), by
-// the time of the last update.
+// the time of the last update. States of two different tables (one
+// dropped and created again under its name) are not ordered by those:
+// the state put last, b, is the one the catalog gave last.
 func newer(a, b *table.Table) bool {
 	am, bm := a.Metadata(), b.Metadata()
+	if am.TableUUID() != bm.TableUUID() {
+		return false
+	}
 	if am.LastSequenceNumber() != bm.LastSequenceNumber() {
 		return am.LastSequenceNumber() > bm.LastSequenceNumber()
 	}

@@ -106,12 +106,22 @@ type DataFile struct {
 	entry *builtEntry
 }
 
-// builtEntry is a file's manifest entry, and the partition spec and
-// schema of its table that it was built with.
+// builtEntry is a file's manifest entry, and the table, partition spec
+// and schema it was built with. Spec and schema ids are only unique
+// within one table: a table dropped and created again under the same
+// name starts them over, perhaps with another partitioning.
 type builtEntry struct {
-	df       iceberg.DataFile
-	specID   int
-	schemaID int
+	df        iceberg.DataFile
+	tableUUID [16]byte
+	specID    int
+	schemaID  int
+}
+
+// fits reports whether e was built for the table state tbl and the
+// version schema sc.
+func (e *builtEntry) fits(tbl *table.Table, sc *iceberg.Schema) bool {
+	md := tbl.Metadata()
+	return e.tableUUID == [16]byte(md.TableUUID()) && e.specID == md.DefaultPartitionSpec() && e.schemaID == sc.ID
 }
 
 // PrepareEntry builds the manifest entry of f, whose version is
@@ -142,7 +152,8 @@ func (p *Publisher) PrepareEntry(f DataFile) DataFile {
 	if err != nil {
 		return f // the commit builds it again, and reports it
 	}
-	f.entry = &builtEntry{df: df, specID: tbl.Metadata().DefaultPartitionSpec(), schemaID: sc.ID}
+	md := tbl.Metadata()
+	f.entry = &builtEntry{df: df, tableUUID: [16]byte(md.TableUUID()), specID: md.DefaultPartitionSpec(), schemaID: sc.ID}
 	if f.FooterBytes != nil {
 		f.Footer = nil
 	}
@@ -232,16 +243,18 @@ func (p *Publisher) publishTable(ctx context.Context, r Round, name string, file
 	if err != nil {
 		return c, err
 	}
-	var dfs []iceberg.DataFile
 	for attempt := 1; ; attempt++ {
 		if s := RoundSnapshot(tbl, r.RunID, r.RoundID); s != nil {
 			c.SnapshotID, c.Already = s.SnapshotID, true
 			return c, nil
 		}
-		if dfs == nil {
-			if dfs, err = dataFiles(tbl, files); err != nil {
-				return c, err
-			}
+		// Built against the state this attempt commits on: a retry's
+		// reloaded table may have another spec, or be another table
+		// under the same name (entries built ahead that still fit it
+		// cost nothing to take again).
+		dfs, err := dataFiles(tbl, files)
+		if err != nil {
+			return c, err
 		}
 		start := time.Now()
 		committed, err := appendFiles(ctx, tbl, dfs, summary)
@@ -316,7 +329,7 @@ func dataFiles(tbl *table.Table, files []DataFile) ([]iceberg.DataFile, error) {
 		if !ok {
 			return nil, fmt.Errorf("file %s: table has no schema for version %d (PrepareVersion was not called for it)", f.Location, f.Version)
 		}
-		if e := f.entry; e != nil && e.specID == tbl.Metadata().DefaultPartitionSpec() && e.schemaID == sc.ID {
+		if e := f.entry; e != nil && e.fits(tbl, sc) {
 			out = append(out, e.df)
 			continue
 		}

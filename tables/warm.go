@@ -26,6 +26,7 @@ type warming struct {
 	mu      sync.Mutex
 	spaces  map[string]bool       // namespaces whose warming started
 	pending map[string]*warmEntry // by identKey, until loaded
+	closed  bool                  // no warming starts after close
 	wg      sync.WaitGroup
 	ctx     context.Context
 	stop    context.CancelFunc
@@ -51,6 +52,10 @@ func (w *warming) close() {
 	if w.stop == nil {
 		return
 	}
+	// Under the lock, so that no warmNamespace adds to wg once Wait runs.
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
 	w.stop()
 	w.wg.Wait()
 }
@@ -87,7 +92,7 @@ func (p *Publisher) warmNamespace(ident table.Identifier) {
 	}
 	ns := ident[:len(ident)-1]
 	w.mu.Lock()
-	if w.spaces[identKey(ns)] {
+	if w.closed || w.spaces[identKey(ns)] {
 		w.mu.Unlock()
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -77,5 +78,42 @@ func TestTablesOfANamespaceAreLoadedAhead(t *testing.T) {
 	// SALES_T5 (one part) flattens to the table of SALES.T5.
 	if err := p.CheckSource(ctx, "SALES_T5"); !errors.Is(err, ErrBadName) {
 		t.Fatalf("a source table whose Iceberg name is another's table, loaded ahead: %v, want ErrBadName", err)
+	}
+}
+
+// listCounter counts the catalog's namespace listings.
+type listCounter struct {
+	catalog.Catalog
+	mu    sync.Mutex
+	lists int
+}
+
+func (c *listCounter) ListTables(ctx context.Context, ns table.Identifier) iter.Seq2[table.Identifier, error] {
+	c.mu.Lock()
+	c.lists++
+	c.mu.Unlock()
+	return c.Catalog.ListTables(ctx, ns)
+}
+
+// TestNoTablesAreLoadedAheadAfterClose: a table checked once the
+// publisher is closing starts no background loads on the catalog being
+// closed (and no goroutine the close would not wait for).
+func TestNoTablesAreLoadedAheadAfterClose(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p, err := Open(ctx, Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh"), Namespace: "cdc"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &listCounter{Catalog: p.cat}
+	p.cat = counter
+	p.warm.close()
+	p.warmNamespace(table.Identifier{"cdc", "ORDERS"})
+	p.warm.wg.Wait()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if counter.lists != 0 {
+		t.Fatalf("a namespace was listed %d times after the loads ahead were closed", counter.lists)
 	}
 }
