@@ -71,7 +71,8 @@ func TestEntriesBuiltAheadArePublished(t *testing.T) {
 // the second is partitioned by hour and the file spans two hours: its
 // entry built for the day-partitioned table would put it in one day's
 // partition and readers filtering by hour would skip it. Rebuilt for the
-// new table, the file is refused instead; and the cache of loaded tables
+// new table, the file is refused instead, also by a commit that began on
+// the dropped table and is retried on the new one; and the cache of loaded tables
 // takes the new table's state although the old one had more snapshots.
 func TestEntriesBuiltAheadAreForTheirTable(t *testing.T) {
 	ctx := context.Background()
@@ -120,6 +121,15 @@ func TestEntriesBuiltAheadAreForTheirTable(t *testing.T) {
 	}
 	if dfs, err := dataFiles(recreated, []DataFile{built}); err == nil {
 		t.Fatalf("the entry built for the dropped day-partitioned table was committed to the hour-partitioned one (partition %v)", dfs[0].Partition())
+	}
+	// p still holds the dropped table: its commit fails, and the retry on
+	// the table the catalog has now must build the entry for it.
+	if _, err := p.Publish(ctx, Round{RunID: "run", RoundID: "late", Files: []DataFile{built}}); err == nil {
+		after, lerr := q.LoadTable(ctx, "SALES.ORDERS")
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		t.Fatalf("a file spanning two hours was committed to the hour-partitioned table (snapshot %v)", after.CurrentSnapshot())
 	}
 
 	p.loaded.put(ident, recreated)
