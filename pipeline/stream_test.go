@@ -514,15 +514,29 @@ func TestSecondInstanceFencesTheFirst(t *testing.T) {
 		go func() {
 			_, err := export(t, dir, func(c *pipeline.Config) {
 				steadyLoad(c)
+				// Twice as slow: the last input's checkpoint, which the
+				// second run waits for, comes well before its end.
+				c.Source = &slowSource{Source: c.Source, delay: time.Millisecond}
 				c.Observer = obs
 			}, inputs...)
 			firstDone <- err
 		}()
-		// Until the first run has checkpointed and reads its last input,
-		// so that it holds every partition when the second run claims them.
-		for deadline := time.Now().Add(10 * time.Second); obs.n.Load() == 0 || !obs.readLast.Load(); time.Sleep(10 * time.Millisecond) {
+		// Until the first run has checkpointed every partition and reads
+		// its last input, so that it holds every partition when the second
+		// run claims them. A partition it has not checkpointed yet is
+		// claimed by whichever run writes its checkpoint first, and that
+		// may be the first run (the second is then the one fenced).
+		checkpointed := func() bool {
+			for _, in := range inputs {
+				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(checkpoint.Key(source.PartitionName(in))))); err != nil {
+					return false
+				}
+			}
+			return true
+		}
+		for deadline := time.Now().Add(10 * time.Second); !checkpointed() || !obs.readLast.Load(); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatal("the first run wrote no checkpoint or did not reach its last input in 10 s")
+				t.Fatal("the first run did not checkpoint every partition or did not reach its last input in 10 s")
 			}
 		}
 		if _, err := export(t, dir, nil, inputs...); err != nil {
