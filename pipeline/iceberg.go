@@ -46,6 +46,9 @@ type icebergTables struct {
 	// source made it, one step at a time (A → B, then ADD A: the new A is
 	// a new column, not the old one back).
 	unprepared map[versionKey]*arrowschema.Version
+	// ahead holds the versions being prepared ahead of their first file
+	// (prepareAhead), by the writer's version.
+	ahead aheadPreparations
 }
 
 // The commit protocol's recovery and fencing call the tables too.
@@ -56,18 +59,37 @@ var (
 
 func newIcebergTables(ctx context.Context, pub *tables.Publisher, st Store, run string, log *slog.Logger) *icebergTables {
 	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, files: map[string]tables.DataFile{},
-		seen: map[versionKey]bool{}, unprepared: map[versionKey]*arrowschema.Version{}}
+		seen: map[versionKey]bool{}, unprepared: map[versionKey]*arrowschema.Version{}, ahead: newAheadPreparations()}
 }
 
 // fileSchema is writer.Config.FileSchema: the version's schema with the
-// Iceberg field IDs of its table.
+// Iceberg field IDs of its table. A preparation started ahead for v
+// (prepareAhead) gives its result; one that failed is tried again here,
+// so that the flush reports the failure as it always has.
+func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error) {
+	if sc, err, ok := t.ahead.take(v); ok && err == nil {
+		return sc, nil
+	}
+	return t.fileSchemaInOrder(v)
+}
+
+// fileSchemaInOrder prepares v's table, one preparation of a table at a
+// time: each prepares the table's earlier versions first.
+func (t *icebergTables) fileSchemaInOrder(v *arrowschema.Version) (*arrow.Schema, error) {
+	unlock := t.ahead.lockTable(v.Table)
+	defer unlock()
+	return t.fileSchemaNow(v)
+}
+
+// fileSchemaNow gives version v, and every version of its table opened
+// before it that has none yet, its Iceberg schema.
 //
 // Every column of the table is optional, whatever the source declares: a
 // partial image leaves NOT NULL columns null in some files (the writer
 // then writes them OPTIONAL), and a reader trusting a required column
 // fails on them (Spark: a NullPointerException). The files keep the
 // writer's own choice.
-func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error) {
+func (t *icebergTables) fileSchemaNow(v *arrowschema.Version) (*arrow.Schema, error) {
 	for _, before := range t.unpreparedBefore(v) {
 		if _, err := t.prepare(before); err != nil && !errors.Is(err, tables.ErrVersionSuperseded) {
 			return nil, fmt.Errorf("prepare the Iceberg table for version %d, opened before version %d: %w", before.Number, v.Number, err)

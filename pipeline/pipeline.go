@@ -297,8 +297,10 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		// Table preparation outlives a cancelled run: a shutdown still
 		// flushes, and its files need their tables.
 		ice = newIcebergTables(context.WithoutCancel(ctx), pub, cfg.Store, ccfg.Run, cfg.Logger)
+		defer ice.ahead.close() // before the catalog closes
 		ccfg.Publisher = ice
 		cfg.Writer.FileSchema = ice.fileSchema
+		cfg.Writer.FileSchemaAhead = ice.prepareAhead
 	}
 	if err := checkCatalogMark(ctx, cfg.Store, cfg.Catalog, cfg.Now()); err != nil {
 		return Summary{}, err

@@ -64,6 +64,11 @@ type Config struct {
 	// metadata added (an Iceberg table's PARQUET:field_id). An error
 	// fails that flush, and the next flush of the version asks again.
 	FileSchema func(v *arrowschema.Version) (*arrow.Schema, error)
+	// FileSchemaAhead, when set, hears of a version when its first row
+	// reaches the writer, on the appending goroutine, and must not block:
+	// it may start FileSchema's work in the background, so that the
+	// version's first file, often many rows later, does not wait for it.
+	FileSchemaAhead func(v *arrowschema.Version)
 }
 
 // IntEncodings are the values Config.IntEncoding takes.

@@ -16,6 +16,8 @@ type converterPair struct {
 	seg    string    // the table's folder
 	hint   *sizeHint // what the version's last file held
 	segErr error     // the table name has no folder
+	// announced is set once Config.FileSchemaAhead heard of the version.
+	announced bool
 	// last is the buffer the version's last record went to, while it is
 	// open: records of a table mostly share its date and partition, and
 	// hashing the key's strings for the map was 1.5% of the 4-table run.

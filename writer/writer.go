@@ -254,6 +254,10 @@ func (w *Writer) AppendConverted(v *arrowschema.Version, rec *cdc.Record, src So
 	if b == nil {
 		b = newBuffer(w.cfg.Allocator, key, v, seg, src, w.cfg.Now(), conv.hint, len(w.buffers) >= stageAbove)
 		w.buffers[key] = b
+		if !conv.announced && w.cfg.FileSchemaAhead != nil {
+			conv.announced = true
+			w.cfg.FileSchemaAhead(v)
+		}
 	}
 	conv.last = b
 	added := b.append(rec, pre.row, before, pre.changed, src, len(w.buffers) > stageAbove)

@@ -1214,6 +1214,36 @@ func TestFileSchemaGivesFieldIDs(t *testing.T) {
 	}
 }
 
+// TestFileSchemaAheadHearsOfAVersionsFirstRow: Config.FileSchemaAhead
+// hears of a version once, at its first row, before the version's first
+// file is flushed (that is when FileSchema is asked), and again only for
+// another version.
+func TestFileSchemaAheadHearsOfAVersionsFirstRow(t *testing.T) {
+	f, v := ordersFixture(t, false)
+	_, other := ordersFixture(t, false)
+	var heard []*arrowschema.Version
+	asked := 0
+	w := newWriter(t, Config{
+		FileSchemaAhead: func(got *arrowschema.Version) { heard = append(heard, got) },
+		FileSchema: func(got *arrowschema.Version) (*arrow.Schema, error) {
+			asked++
+			return got.Schema, nil
+		},
+	})
+	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p0"})
+	if len(heard) != 1 || heard[0] != v || asked != 0 {
+		t.Fatalf("after the first row: heard of %d versions (the row's: %v), FileSchema asked %d times; want the row's version, before any file",
+			len(heard), len(heard) > 0 && heard[0] == v, asked)
+	}
+	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p1", Offset: 1}) // another buffer of the version
+	mustFlushAll(t, w)
+	mustAppend(t, w, v, f.rec(insert1001), Source{Partition: "p0", Offset: 2})
+	mustAppend(t, w, other, f.rec(insert1001), Source{Partition: "p0", Offset: 3})
+	if len(heard) != 2 || heard[1] != other {
+		t.Errorf("heard of %d versions, want each version once", len(heard))
+	}
+}
+
 // TestForgetIdleVersions: the converters of versions without an open
 // buffer go (a pipeline that rebuilds its catalogs at every rebalance
 // made new versions each time, and kept every old one's); those of a
