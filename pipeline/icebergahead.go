@@ -8,9 +8,11 @@ import (
 )
 
 // prepareAheadConcurrency bounds the table preparations in flight at
-// once: as many as the tables' commits (tables.Config.PublishConcurrency's
-// default), each a few catalog round trips and a metadata file.
-const prepareAheadConcurrency = 8
+// once. Creating a table in the SQL catalog is a serializable transaction,
+// and concurrent ones conflict on PostgreSQL and are retried after a
+// backoff: a first run creating 500 tables took 3.4 s with one creation
+// at a time, 2.4 s with two and 7.0 s with eight.
+const prepareAheadConcurrency = 2
 
 // aheadPreparations are the table versions being prepared in the
 // background, before their first file (icebergTables.prepareAhead).
