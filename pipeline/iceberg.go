@@ -59,7 +59,7 @@ var (
 
 func newIcebergTables(ctx context.Context, pub *tables.Publisher, st Store, run string, log *slog.Logger) *icebergTables {
 	return &icebergTables{pub: pub, store: st, run: run, base: st.String(), ctx: ctx, log: log, files: map[string]tables.DataFile{},
-		seen: map[versionKey]bool{}, unprepared: map[versionKey]*arrowschema.Version{}, ahead: newAheadPreparations()}
+		seen: map[versionKey]bool{}, unprepared: map[versionKey]*arrowschema.Version{}, ahead: newAheadPreparations(ctx)}
 }
 
 // fileSchema is writer.Config.FileSchema: the version's schema with the
@@ -70,15 +70,15 @@ func (t *icebergTables) fileSchema(v *arrowschema.Version) (*arrow.Schema, error
 	if sc, err, ok := t.ahead.take(v); ok && err == nil {
 		return sc, nil
 	}
-	return t.fileSchemaInOrder(v)
+	return t.fileSchemaInOrder(t.ctx, v)
 }
 
 // fileSchemaInOrder prepares v's table, one preparation of a table at a
 // time: each prepares the table's earlier versions first.
-func (t *icebergTables) fileSchemaInOrder(v *arrowschema.Version) (*arrow.Schema, error) {
+func (t *icebergTables) fileSchemaInOrder(ctx context.Context, v *arrowschema.Version) (*arrow.Schema, error) {
 	unlock := t.ahead.lockTable(v.Table)
 	defer unlock()
-	return t.fileSchemaNow(v)
+	return t.fileSchemaNow(ctx, v)
 }
 
 // fileSchemaNow gives version v, and every version of its table opened
@@ -89,13 +89,13 @@ func (t *icebergTables) fileSchemaInOrder(v *arrowschema.Version) (*arrow.Schema
 // then writes them OPTIONAL), and a reader trusting a required column
 // fails on them (Spark: a NullPointerException). The files keep the
 // writer's own choice.
-func (t *icebergTables) fileSchemaNow(v *arrowschema.Version) (*arrow.Schema, error) {
+func (t *icebergTables) fileSchemaNow(ctx context.Context, v *arrowschema.Version) (*arrow.Schema, error) {
 	for _, before := range t.unpreparedBefore(v) {
-		if _, err := t.prepare(before); err != nil && !errors.Is(err, tables.ErrVersionSuperseded) {
+		if _, err := t.prepare(ctx, before); err != nil && !errors.Is(err, tables.ErrVersionSuperseded) {
 			return nil, fmt.Errorf("prepare the Iceberg table for version %d, opened before version %d: %w", before.Number, v.Number, err)
 		}
 	}
-	p, err := t.prepare(v)
+	p, err := t.prepare(ctx, v)
 	if err != nil {
 		return nil, fmt.Errorf("prepare the Iceberg table: %w", err)
 	}
@@ -108,13 +108,13 @@ func (t *icebergTables) fileSchemaNow(v *arrowschema.Version) (*arrow.Schema, er
 }
 
 // prepare gives version v its Iceberg schema (tables.PrepareVersion).
-func (t *icebergTables) prepare(v *arrowschema.Version) (tables.Prepared, error) {
+func (t *icebergTables) prepare(ctx context.Context, v *arrowschema.Version) (tables.Prepared, error) {
 	fields := v.Schema.Fields()
 	for i := range fields {
 		fields[i] = optional(fields[i])
 	}
 	md := v.Schema.Metadata()
-	p, err := t.pub.PrepareVersion(t.ctx, tables.TableVersion{Table: v.Table, Version: v.Number, Schema: arrow.NewSchema(fields, &md),
+	p, err := t.pub.PrepareVersion(ctx, tables.TableVersion{Table: v.Table, Version: v.Number, Schema: arrow.NewSchema(fields, &md),
 		Renames: ddlRenames(v)})
 	if err == nil || errors.Is(err, tables.ErrVersionSuperseded) {
 		// Kept after any other failure: the next version that writes

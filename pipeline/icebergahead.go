@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -24,37 +25,55 @@ const prepareAheadConcurrency = 2
 // and a metadata file, while the reading waited. The first row of a
 // version comes long before its first file (a file holds thousands of
 // rows, or waits for the memory budget), so the preparation starts
-// there, beside the reading, and the flush takes its result.
+// there, beside the reading, and the flush takes its result. A flush
+// that comes before its preparation started does it itself, rather than
+// wait for the preparations queued before it.
 type aheadPreparations struct {
-	mu      sync.Mutex
-	pending map[*arrowschema.Version]*aheadPreparation
-	tables  map[string]*sync.Mutex // one preparation of a table at a time
-	closed  bool
-	wg      sync.WaitGroup
-	slots   chan struct{}
+	mu sync.Mutex
+	// pending holds the preparations not yet taken, by the writer's
+	// version; byNumber the same, by table and version number, so that
+	// the versions each Kafka partition's catalog makes for one source
+	// version share one preparation.
+	pending  map[*arrowschema.Version]*aheadPreparation
+	byNumber map[versionKey]*aheadPreparation
+	tables   map[string]*sync.Mutex // one preparation of a table at a time
+	closed   bool
+	wg       sync.WaitGroup
+	slots    chan struct{}
+	// ctx ends at close: a run that stops early (a failed round, a
+	// fence) neither waits for the preparations it no longer needs nor
+	// changes tables after it stopped.
+	ctx  context.Context
+	stop context.CancelFunc
 }
 
-// aheadPreparation is one version's preparation; sc and err are set
-// before done is closed.
+// aheadPreparation is one version's preparation. started and claimed
+// are guarded by aheadPreparations.mu; sc and err are set before done
+// is closed.
 type aheadPreparation struct {
-	done chan struct{}
-	sc   *arrow.Schema
-	err  error
+	v       *arrowschema.Version
+	started bool // a background goroutine is preparing it
+	claimed bool // a flush took it before it started, and prepares it itself
+	done    chan struct{}
+	sc      *arrow.Schema
+	err     error
 }
 
-func newAheadPreparations() aheadPreparations {
-	return aheadPreparations{pending: map[*arrowschema.Version]*aheadPreparation{}, tables: map[string]*sync.Mutex{},
-		slots: make(chan struct{}, prepareAheadConcurrency)}
+func newAheadPreparations(ctx context.Context) aheadPreparations {
+	ctx, stop := context.WithCancel(ctx)
+	return aheadPreparations{pending: map[*arrowschema.Version]*aheadPreparation{}, byNumber: map[versionKey]*aheadPreparation{},
+		tables: map[string]*sync.Mutex{}, slots: make(chan struct{}, prepareAheadConcurrency), ctx: ctx, stop: stop}
 }
 
 // prepareAhead is writer.Config.FileSchemaAhead: it starts preparing v's
 // table in the background, unless this run prepared v already. It is
 // keyed by the writer's version, not its number: a provisional version
 // completed differently by a refresh is another version with the same
-// number.
+// number; versions of one number and schema share a preparation.
 func (t *icebergTables) prepareAhead(v *arrowschema.Version) {
+	key := versionKey{v.Table, v.Number}
 	t.mu.Lock()
-	prepared := t.seen[versionKey{v.Table, v.Number}]
+	prepared := t.seen[key]
 	t.mu.Unlock()
 	a := &t.ahead
 	a.mu.Lock()
@@ -62,29 +81,55 @@ func (t *icebergTables) prepareAhead(v *arrowschema.Version) {
 		a.mu.Unlock()
 		return
 	}
-	p := &aheadPreparation{done: make(chan struct{})}
+	if same := a.byNumber[key]; same != nil && !same.claimed && same.v.Schema.Equal(v.Schema) {
+		a.pending[v] = same
+		a.mu.Unlock()
+		return
+	}
+	p := &aheadPreparation{v: v, done: make(chan struct{})}
 	a.pending[v] = p
+	a.byNumber[key] = p
 	a.wg.Add(1)
 	a.mu.Unlock()
 	go func() {
 		defer a.wg.Done()
 		defer close(p.done)
-		a.slots <- struct{}{}
+		select {
+		case a.slots <- struct{}{}:
+		case <-a.ctx.Done():
+			return
+		}
 		defer func() { <-a.slots }()
-		p.sc, p.err = t.fileSchemaInOrder(v)
+		a.mu.Lock()
+		skip := p.claimed || a.closed
+		p.started = !skip
+		a.mu.Unlock()
+		if !skip {
+			p.sc, p.err = t.fileSchemaInOrder(a.ctx, v)
+		}
 	}()
 }
 
-// take waits for v's preparation started ahead, if there is one, and
-// returns its result (ok is false when there was none).
+// take returns the result of v's preparation started ahead, waiting for
+// it if it is under way; ok is false when there is none, or when it had
+// not started (the caller prepares v itself).
 func (a *aheadPreparations) take(v *arrowschema.Version) (sc *arrow.Schema, err error, ok bool) {
 	a.mu.Lock()
 	p := a.pending[v]
 	delete(a.pending, v)
-	a.mu.Unlock()
 	if p == nil {
+		a.mu.Unlock()
 		return nil, nil, false
 	}
+	if key := (versionKey{v.Table, v.Number}); a.byNumber[key] == p {
+		delete(a.byNumber, key)
+	}
+	if !p.started {
+		p.claimed = true
+		a.mu.Unlock()
+		return nil, nil, false
+	}
+	a.mu.Unlock()
 	<-p.done
 	return p.sc, p.err, true
 }
@@ -103,11 +148,13 @@ func (a *aheadPreparations) lockTable(table string) (unlock func()) {
 	return l.Unlock
 }
 
-// close waits for the preparations in flight and starts no more: the
-// catalog may then close.
+// close stops the preparations not yet taken and waits for those in
+// flight, and starts no more: the catalog may then close. A run that
+// ends normally has taken every preparation (its last flush).
 func (a *aheadPreparations) close() {
 	a.mu.Lock()
 	a.closed = true
 	a.mu.Unlock()
+	a.stop()
 	a.wg.Wait()
 }
