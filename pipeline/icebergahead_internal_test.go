@@ -24,32 +24,15 @@ import (
 // second, a rename, must keep the renamed column's field ID).
 func TestTablesArePreparedAheadOfTheirFirstFile(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.NewLocal(filepath.Join(dir, "lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := tables.Open(ctx, tables.Config{Kind: tables.SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"),
-		Warehouse: "file://" + filepath.Join(dir, "wh")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
-	ice := newIcebergTables(ctx, pub, st, "run", slog.New(slog.DiscardHandler))
-	defer ice.ahead.close()
-
+	ice, pub, version := aheadFixture(t)
 	cat := arrowschema.NewCatalog(arrowschema.Options{})
 	const n = 20
 	written := make([]*arrowschema.Version, n)
 	for i := range n {
 		table := fmt.Sprintf("S.T%d", i)
-		ev, err := cat.ApplyMetadata(cdc.TableMetadata{Table: table, Columns: []cdc.Column{
-			{Name: "ID", Type: "number", Key: true}, {Name: "NAME", Type: "string", Nullable: true}}}, "p0", time.Time{})
+		version(cat, table)
+		ev, err := cat.ApplyDDL(table, "ALTER TABLE "+table+" RENAME COLUMN NAME TO LABEL", "p1", time.Time{})
 		if err != nil {
-			t.Fatal(err)
-		}
-		ice.noteVersion(ev.Version)
-		if ev, err = cat.ApplyDDL(table, "ALTER TABLE "+table+" RENAME COLUMN NAME TO LABEL", "p1", time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 		ice.noteVersion(ev.Version)

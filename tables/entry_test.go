@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/iceberg-go/table"
 )
 
 // TestEntriesBuiltAheadArePublished: a file's manifest entry built as it
@@ -17,11 +18,8 @@ import (
 // round of such files publishes the rows it holds.
 func TestEntriesBuiltAheadArePublished(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	cfg := Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")}
-	p, v, tbl := ordersTable(t, cfg)
-	day := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	f := writeFile(t, dir, "data/part-1.parquet", v.Schema, 1, []int64{1, 2, 3}, []time.Time{day, day, day.Add(time.Hour)}, 0)
+	fx := entryFixture(t)
+	p, tbl, f := fx.p, fx.tbl, fx.f
 	data, err := os.ReadFile(strings.TrimPrefix(f.Location, "file://"))
 	if err != nil {
 		t.Fatal(err)
@@ -76,19 +74,16 @@ func TestEntriesBuiltAheadArePublished(t *testing.T) {
 // takes the new table's state although the old one had more snapshots.
 func TestEntriesBuiltAheadAreForTheirTable(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	cfg := Config{Kind: SQL, URI: "sqlite://" + filepath.Join(dir, "catalog.db"), Warehouse: "file://" + filepath.Join(dir, "wh")}
-	p, v, _ := ordersTable(t, cfg)
-	day := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	f := writeFile(t, dir, "data/part-1.parquet", v.Schema, 1, []int64{1, 2, 3}, []time.Time{day, day, day.Add(time.Hour)}, 0)
-	built := p.PrepareEntry(f)
+	fx := entryFixture(t)
+	dir, cfg, p, v := fx.dir, fx.cfg, fx.p, fx.v
+	built := p.PrepareEntry(fx.f)
 	if built.entry == nil {
 		t.Fatal("no entry built ahead for a file of a prepared version")
 	}
 	// The first table gets a few snapshots, so that its state counts more
 	// of them than the new table's.
 	for i := range 3 {
-		g := writeFile(t, dir, fmt.Sprintf("data/part-a%d.parquet", i), v.Schema, 1, []int64{int64(i)}, []time.Time{day}, int64(i))
+		g := writeFile(t, dir, fmt.Sprintf("data/part-a%d.parquet", i), v.Schema, 1, []int64{int64(i)}, []time.Time{entryDay}, int64(i))
 		if _, err := p.Publish(ctx, Round{RunID: "run", RoundID: fmt.Sprint(i), Files: []DataFile{g}}); err != nil {
 			t.Fatal(err)
 		}
@@ -136,4 +131,26 @@ func TestEntriesBuiltAheadAreForTheirTable(t *testing.T) {
 	if got := p.loaded.get(ident); got.Metadata().TableUUID() != recreated.Metadata().TableUUID() {
 		t.Fatal("the cache kept the dropped table's state over the recreated table's")
 	}
+}
+
+// entryCase is the orders table (version 1) in a SQLite catalog in dir,
+// and a file f of three rows for it on entryDay, spanning two hours.
+type entryCase struct {
+	dir string
+	cfg Config
+	p   *Publisher
+	v   Prepared
+	tbl *table.Table
+	f   DataFile
+}
+
+var entryDay = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+
+func entryFixture(t *testing.T) entryCase {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := localCatalogs()["sql-sqlite"](dir)
+	p, v, tbl := ordersTable(t, cfg)
+	f := writeFile(t, dir, "data/part-1.parquet", v.Schema, 1, []int64{1, 2, 3}, []time.Time{entryDay, entryDay, entryDay.Add(time.Hour)}, 0)
+	return entryCase{dir: dir, cfg: cfg, p: p, v: v, tbl: tbl, f: f}
 }
